@@ -1,0 +1,160 @@
+"""The per-episode message bus.
+
+One bus lives exactly as long as its episode: subscriptions, mailboxes and
+traces all go away with it, so memory does not grow with the number of
+episodes run. Delivery is typed: a subscriber for a base message type receives
+its subtypes too. Every subscriber has one bounded mailbox, so delivery order
+per subscriber is publish order and a slow subscriber slows its publishers
+down (backpressure) instead of growing a queue without bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from agentbus.errors import NoHandler, RequestTimeout
+from agentbus.mailbox import Mailbox
+from agentbus.messages import Message
+
+
+class ReplySlot:
+    """Where a request's single reply (or the handler's exception) lands."""
+
+    __slots__ = ("done", "error", "value")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.value: Message | None = None
+        self.error: BaseException | None = None
+
+    def set(self, value: Message | None) -> None:
+        self.value = value
+        self.done.set()
+
+    def fail(self, error: BaseException) -> None:
+        self.error = error
+        self.done.set()
+
+
+@dataclass(slots=True)
+class Envelope:
+    """A message in a mailbox, with the reply slot when it is a request."""
+
+    message: Message
+    reply: ReplySlot | None = None
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """One mailbox on the bus and the message types routed into it."""
+
+    name: str
+    types: tuple[type[Message], ...]
+    mailbox: Mailbox[Envelope] = field(default_factory=Mailbox)
+
+
+TraceHook = Callable[[Message], None]
+
+
+class Bus:
+    """Typed publish/subscribe and request/reply for one episode."""
+
+    def __init__(self, episode_id: str, *, trace: TraceHook | None = None) -> None:
+        self.episode_id = episode_id
+        self._subscribers: list[Subscriber] = []
+        self._routes: dict[type[Message], tuple[Subscriber, ...]] = {}
+        self._seq = 0
+        self._trace = trace
+        self.unhandled: dict[str, int] = {}
+
+    @property
+    def published(self) -> int:
+        """How many messages were published on this bus so far."""
+        return self._seq
+
+    def subscribe(
+        self, name: str, types: Iterable[type[Message]], *, mailbox_size: int = 64
+    ) -> Subscriber:
+        """Create a mailbox that receives every message of ``types`` (and subtypes)."""
+        sub = Subscriber(name, tuple(types), Mailbox(mailbox_size))
+        self._subscribers.append(sub)
+        self._routes.clear()
+        return sub
+
+    def subscribers(self) -> tuple[Subscriber, ...]:
+        return tuple(self._subscribers)
+
+    def handles(self, msg_type: type[Message]) -> bool:
+        """Whether anything would receive a message of ``msg_type``."""
+        return bool(self._route(msg_type))
+
+    def _route(self, msg_type: type[Message]) -> tuple[Subscriber, ...]:
+        route = self._routes.get(msg_type)
+        if route is None:
+            route = tuple(s for s in self._subscribers if issubclass(msg_type, s.types))
+            self._routes[msg_type] = route
+        return route
+
+    def stamp(self, msg: Message, sender: str) -> Message:
+        """Give ``msg`` this episode's id, its sender and the next sequence number."""
+        self._seq += 1
+        return msg.model_copy(
+            update={"episode_id": self.episode_id, "sender": sender, "seq": self._seq}
+        )
+
+    async def publish(self, msg: Message, sender: str) -> Message:
+        """Deliver ``msg`` to every subscriber of its type, in publish order.
+
+        Waits while a subscriber's mailbox is full. Returns the stamped message.
+        """
+        stamped = self.stamp(msg, sender)
+        if self._trace is not None:
+            self._trace(stamped)
+        route = self._route(type(msg))
+        if not route:
+            name = type(msg).__name__
+            self.unhandled[name] = self.unhandled.get(name, 0) + 1
+            return stamped
+        env = Envelope(stamped)
+        for sub in route:
+            await sub.mailbox.put(env)
+        return stamped
+
+    async def request(self, msg: Message, sender: str, *, timeout: float = 30.0) -> Message | None:
+        """Send ``msg`` to the first subscriber of its type and wait for its reply.
+
+        Raises :class:`NoHandler` when nobody handles the type and
+        :class:`RequestTimeout` when no reply comes within ``timeout`` seconds.
+        """
+        route = self._route(type(msg))
+        if not route:
+            raise NoHandler(f"no actor handles requests of type {type(msg).__name__}")
+        stamped = self.stamp(msg, sender)
+        if self._trace is not None:
+            self._trace(stamped)
+        slot = ReplySlot()
+        with anyio.move_on_after(timeout) as scope:
+            await route[0].mailbox.put(Envelope(stamped, slot))
+            await slot.done.wait()
+        if scope.cancelled_caught:
+            raise RequestTimeout(
+                f"no reply to {type(msg).__name__} from {route[0].name!r} within {timeout:g}s"
+            )
+        if slot.error is not None:
+            raise slot.error
+        return slot.value
+
+    def close(self) -> None:
+        for sub in self._subscribers:
+            sub.mailbox.close()
+
+
+def describe(msg: Message) -> dict[str, Any]:
+    """A JSON-friendly view of a message for traces and the dashboard."""
+    data = msg.model_dump(mode="json")
+    data["type"] = type(msg).__name__
+    return data

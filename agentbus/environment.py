@@ -1,0 +1,109 @@
+"""The environment adapter interface and the task model.
+
+An environment is an async adapter: ``reset(task)`` shows the initial state,
+``step(action)`` applies one action and answers with feedback, ``score()``
+turns the final state into a reward in [0, 1]. The episode runs it as an actor
+on the bus, so an episode is a conversation of actors rather than a fixed loop.
+Environments must be safe to run thousands at once: no global mutable state,
+and blocking work (sympy, subprocesses) off the event loop with timeouts.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentbus.messages import ActionProposed, Feedback, Observation
+
+
+class Task(BaseModel):
+    """One problem. ``hidden`` holds the solution: never shown to the agent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    env: str
+    instruction: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    hidden: dict[str, Any] = Field(default_factory=dict)
+
+
+class TaskSource(BaseModel):
+    """Where an environment's tasks come from: a dataset file or its generator."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dataset: Path | None = None
+    #: a second file some environments need (math: the knowledge-point file)
+    knowledge: Path | None = None
+    #: how many tasks a generator makes (ignored for datasets)
+    count: int = 50
+    seed: int = 0
+    #: keep only the first ``limit`` tasks
+    limit: int | None = None
+
+
+@dataclass
+class EnvSetup:
+    """The tasks of a run and a factory making one environment per episode.
+
+    Resources every episode shares read-only (a search index, a parsed
+    dataset) are built once in :meth:`Environment.setup` and captured by
+    ``factory``.
+    """
+
+    tasks: list[Task]
+    factory: Callable[[], Environment]
+
+
+class Score(BaseModel):
+    """An environment's verdict on the episode."""
+
+    reward: float = 0.0
+    success: bool = False
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Environment(ABC):
+    """Base class of environment adapters (one instance per episode)."""
+
+    name: ClassVar[str] = "environment"
+    #: the round limit the environment asks for, unless the run overrides it
+    default_max_steps: ClassVar[int] = 10
+
+    @classmethod
+    def setup(cls, source: TaskSource) -> EnvSetup:
+        """Load or generate the tasks and prepare shared resources.
+
+        Raise :class:`agentbus.errors.UserError` for a missing or malformed file.
+        """
+        raise NotImplementedError(f"environment {cls.name!r} has no task loader")
+
+    def guide(self, task: Task) -> dict[str, str]:
+        """Per-role prompt specialisation, sent to the modules in ``TaskStarted.guide``.
+
+        Keys: ``system`` (the domain), ``planning``, ``reasoning``, ``action``
+        (including the exact action syntax) and ``reflection``.
+        """
+        return {}
+
+    @abstractmethod
+    async def reset(self, task: Task) -> Observation:
+        """Start ``task`` and describe the initial state."""
+
+    @abstractmethod
+    async def step(self, action: ActionProposed) -> Feedback:
+        """Apply one (already parsed, valid) action and describe the result."""
+
+    @abstractmethod
+    async def score(self) -> Score:
+        """Judge the final state."""
+
+    async def close(self) -> None:
+        """Release resources (processes, sandboxes). Called once per episode."""
+        return None

@@ -1,0 +1,316 @@
+"""One episode: an environment and a set of actors talking on one bus.
+
+The episode owns everything it creates (bus, actors, mailboxes, tasks); when
+it returns its :class:`~agentbus.outcome.Outcome`, all of it is gone. It ends
+when the environment says the task is over, when the step limit is reached,
+when its wall-clock timeout passes, when a handler raises, or when nothing can
+happen any more (every mailbox empty and every actor idle: a stall). Each way
+of ending gives a distinct, readable reason in the outcome.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import anyio
+
+from agentbus.actor import Actor, ActorContext, on
+from agentbus.bus import Bus, Subscriber, describe
+from agentbus.environment import Environment, Task
+from agentbus.errors import InfraError
+from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
+from agentbus.mailbox import MailboxClosed
+from agentbus.messages import (
+    ActionProposed,
+    EpisodeEnded,
+    Feedback,
+    Message,
+    Observation,
+    TaskStarted,
+)
+from agentbus.outcome import ErrorKind, Outcome
+
+ENV_ACTOR = "environment"
+EPISODE_SENDER = "episode"
+
+
+@dataclass
+class ActorSpec:
+    """How to build one actor for one episode: its slot, class factory and model."""
+
+    slot: str
+    factory: Callable[[], Actor]
+    llm: LLM | None = None
+    name: str | None = None
+
+
+@dataclass
+class EpisodeSpec:
+    """Everything needed to run one episode; cheap to create by the thousand."""
+
+    episode_id: str
+    task: Task
+    env_factory: Callable[[], Environment]
+    actors: Sequence[ActorSpec]
+    max_steps: int | None = None
+    timeout_s: float | None = 600.0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    trace: bool = False
+
+
+class Usage:
+    """LLM usage of one episode, summed over all of its actors."""
+
+    __slots__ = ("calls", "completion_tokens", "prompt_tokens")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+
+
+class MeteredLLM:
+    """Wraps an actor's model so the episode can report its tokens and calls."""
+
+    __slots__ = ("_inner", "_usage")
+
+    def __init__(self, inner: LLM, usage: Usage) -> None:
+        self._inner = inner
+        self._usage = usage
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
+    ) -> Completion:
+        result = await self._inner.complete(messages, params)
+        u = self._usage
+        u.calls += 1
+        u.prompt_tokens += result.prompt_tokens
+        u.completion_tokens += result.completion_tokens
+        return result
+
+
+class EnvironmentActor(Actor):
+    """Runs the environment adapter as an actor: actions in, feedback out."""
+
+    publishes = (Feedback,)
+
+    def __init__(
+        self, env: Environment, max_steps: int, end: Callable[[str, ErrorKind | None], None]
+    ):
+        self.env = env
+        self.max_steps = max_steps
+        self.steps = 0
+        self._end = end
+
+    @on(ActionProposed)
+    async def act(self, msg: ActionProposed) -> None:
+        self.steps += 1
+        if msg.valid:
+            feedback = await self.env.step(msg)
+        else:
+            feedback = Feedback(
+                text=f"Invalid action: {msg.parse_error or 'the action could not be parsed'}",
+                valid=False,
+            )
+        feedback = feedback.model_copy(update={"round": msg.round})
+        await self.publish(feedback)
+        if feedback.done:
+            self._end("done", None)
+        elif self.steps >= self.max_steps:
+            self._end(f"step limit: {self.max_steps} steps without finishing", "step_limit")
+
+    @on(EpisodeEnded)
+    async def ended(self, msg: EpisodeEnded) -> None:
+        self._end(msg.reason, None)
+
+
+class Episode:
+    """Runs one :class:`EpisodeSpec` to an :class:`Outcome`."""
+
+    def __init__(self, spec: EpisodeSpec) -> None:
+        self.spec = spec
+        self._ended = anyio.Event()
+        self._reason = "done"
+        self._error: str | None = None
+        self._kind: ErrorKind | None = None
+        self._busy = 0
+        self._subs: list[Subscriber] = []
+
+    def _end(self, reason: str, kind: ErrorKind | None = None, error: str | None = None) -> None:
+        if self._ended.is_set():
+            return
+        self._reason = reason
+        self._kind = kind
+        self._error = error if error is not None else (reason if kind else None)
+        self._ended.set()
+
+    async def run(self) -> Outcome:
+        spec = self.spec
+        started = time.perf_counter()
+        usage = Usage()
+        trace: list[dict[str, Any]] | None = [] if spec.trace else None
+        bus = Bus(
+            spec.episode_id,
+            trace=(lambda m: trace.append(describe(m))) if trace is not None else None,
+        )
+        env = spec.env_factory()
+        max_steps = spec.max_steps or env.default_max_steps
+        env_actor = EnvironmentActor(env, max_steps, self._end)
+        env_actor.bind(ActorContext(bus, ENV_ACTOR, ENV_ACTOR, None, spec.metadata))
+        actors: list[Actor] = [env_actor]
+        for a in spec.actors:
+            actor = a.factory()
+            llm = MeteredLLM(a.llm, usage) if a.llm is not None else None
+            actor.bind(ActorContext(bus, a.name or a.slot, a.slot, llm, spec.metadata))
+            actors.append(actor)
+        for actor in actors:
+            self._subs.append(
+                bus.subscribe(actor.name, actor.handled_types(), mailbox_size=actor.mailbox_size)
+            )
+        problem = self._wiring_problem(bus, actors)
+        if problem is not None:
+            self._end(problem, "config")
+        score_details: dict[str, Any] = {}
+        reward, success = 0.0, False
+        try:
+            if not self._ended.is_set():
+                await self._drive(bus, env, actors, spec.task, max_steps)
+            if self._kind in (None, "step_limit"):
+                with anyio.fail_after(60):
+                    score = await env.score()
+                reward, success, score_details = score.reward, score.success, score.details
+        except InfraError as exc:
+            self._end(f"infrastructure: {exc}", "infra", f"infrastructure: {exc}")
+            self._reason, self._kind = f"infrastructure: {exc}", "infra"
+        except TimeoutError:
+            self._reason, self._kind = "timeout: scoring took longer than 60s", "timeout"
+            self._error = self._reason
+        finally:
+            bus.close()
+            with anyio.CancelScope(shield=True):
+                for actor in actors:
+                    try:
+                        await actor.on_stop()
+                    except Exception:
+                        pass
+                try:
+                    await env.close()
+                except Exception:
+                    pass
+        if bus.unhandled:
+            score_details = {**score_details, "unhandled_messages": dict(bus.unhandled)}
+        return Outcome(
+            reward=reward if self._kind in (None, "step_limit") else 0.0,
+            success=success if self._kind in (None, "step_limit") else False,
+            steps=env_actor.steps,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            llm_calls=usage.calls,
+            latency_s=time.perf_counter() - started,
+            reason=self._reason,
+            error=self._error if self._kind not in (None, "step_limit") else None,
+            error_kind=self._kind,
+            details=score_details,
+            trace=trace,
+        )
+
+    @staticmethod
+    def _wiring_problem(bus: Bus, actors: Sequence[Actor]) -> str | None:
+        """Report actors that can never run and messages nobody would receive."""
+        for actor in actors[1:]:
+            if not actor.handled_types():
+                return f"wiring: actor {actor.name!r} subscribes to no message type"
+            for t in actor.publishes:
+                if not bus.handles(t):
+                    return (
+                        f"wiring: actor {actor.name!r} publishes {t.__name__} "
+                        "but no actor in this episode handles it"
+                    )
+        return None
+
+    async def _drive(
+        self, bus: Bus, env: Environment, actors: Sequence[Actor], task: Task, max_steps: int
+    ) -> None:
+        timeout = self.spec.timeout_s
+        with anyio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
+            async with anyio.create_task_group() as tg:
+                for actor in actors:
+                    await actor.on_start()
+                for actor, sub in zip(actors, self._subs, strict=True):
+                    tg.start_soon(self._loop, actor, sub)
+                observation = await env.reset(task)
+                await bus.publish(
+                    TaskStarted(
+                        task_id=task.id,
+                        instruction=task.instruction,
+                        env=env.name,
+                        max_steps=max_steps,
+                        info=task.data,
+                        guide=env.guide(task),
+                    ),
+                    EPISODE_SENDER,
+                )
+                await bus.publish(observation, ENV_ACTOR)
+                self._check_stall()
+                await self._ended.wait()
+                tg.cancel_scope.cancel()
+        if scope.cancelled_caught and not self._ended.is_set():
+            self._end(f"timeout: episode exceeded {timeout:g}s of wall-clock time", "timeout")
+
+    def _check_stall(self) -> None:
+        if self._busy == 0 and not self._ended.is_set():
+            if all(len(s.mailbox) == 0 for s in self._subs):
+                self._end(
+                    "stalled: every actor is idle and no message is pending, "
+                    "but the episode has not ended",
+                    "actor",
+                )
+
+    async def _loop(self, actor: Actor, sub: Subscriber) -> None:
+        cls = type(actor)
+        mailbox = sub.mailbox
+        while True:
+            try:
+                envelope = await mailbox.get()
+            except MailboxClosed:
+                return
+            msg = envelope.message
+            self._busy += 1
+            try:
+                method = cls.handler_for(type(msg))
+                if method is None:  # subscribed through a base type without handler
+                    continue
+                handler = cast(Callable[[Message], Any], getattr(actor, method))
+                result = await handler(msg)
+                if envelope.reply is not None:
+                    envelope.reply.set(
+                        bus_stamp(actor, result) if isinstance(result, Message) else None
+                    )
+                elif isinstance(result, Message):
+                    await actor.publish(result)
+            except InfraError as exc:
+                if envelope.reply is not None:
+                    envelope.reply.fail(exc)
+                self._end(f"infrastructure: {exc}", "infra")
+            except Exception as exc:
+                if envelope.reply is not None:
+                    envelope.reply.fail(exc)
+                self._end(
+                    f"actor {actor.name!r} failed handling {type(msg).__name__}: "
+                    f"{type(exc).__name__}: {exc}",
+                    "actor",
+                )
+            finally:
+                self._busy -= 1
+            self._check_stall()
+
+
+def bus_stamp(actor: Actor, msg: Message) -> Message:
+    """Stamp a request's reply as sent by ``actor``."""
+    return actor.ctx.bus.stamp(msg, actor.name)
+
+
+__all__ = ["ActorSpec", "Episode", "EpisodeSpec", "Observation"]

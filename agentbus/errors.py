@@ -1,0 +1,29 @@
+"""Exception types shared by the core and its plugins.
+
+``InfraError`` marks failures of the infrastructure (servers, networks,
+timeouts) rather than of the agent: an episode that ends with one is retried
+or reported, never scored as a task failure. ``UserError`` is anything the user
+can fix by changing input; the CLI prints it as one line and exits with 2.
+"""
+
+from __future__ import annotations
+
+
+class AgentbusError(Exception):
+    """Base of every error agentbus raises on purpose."""
+
+
+class UserError(AgentbusError):
+    """Bad input: a malformed config, an unknown name, a missing file."""
+
+
+class InfraError(AgentbusError):
+    """The infrastructure failed: a server is unreachable or kept failing."""
+
+
+class RequestTimeout(AgentbusError):
+    """A bus request got no reply in time."""
+
+
+class NoHandler(AgentbusError):
+    """A bus request was sent for a message type nobody handles."""

@@ -1,0 +1,106 @@
+"""Typed, immutable messages exchanged on an episode's bus.
+
+Every message carries the episode it belongs to, the actor that sent it and a
+per-bus monotonic sequence number. Actors build messages with only their
+payload fields; the bus stamps ``episode_id``, ``sender`` and ``seq`` when the
+message is published, so a handler can never forge another actor's identity.
+Modules define their own message types by subclassing :class:`Message` (or one
+of the core types, so that handlers for the base type receive them too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Message(BaseModel):
+    """Base of every bus message: frozen, validated, cheap to copy."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    episode_id: str = ""
+    sender: str = ""
+    seq: int = 0
+
+
+class TaskStarted(Message):
+    """The episode began: the instruction every module may read."""
+
+    task_id: str
+    instruction: str
+    env: str
+    max_steps: int = 10
+    info: dict[str, Any] = Field(default_factory=dict)
+    #: the environment's per-role prompt specialisation (see Environment.guide)
+    guide: dict[str, str] = Field(default_factory=dict)
+
+
+class Observation(Message):
+    """What the environment shows after a reset (the initial state)."""
+
+    text: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Plan(Message):
+    """A high-level plan for the whole task."""
+
+    text: str
+    steps: list[str] = Field(default_factory=list)
+
+
+class Thought(Message):
+    """One round of reasoning: what to do next and why."""
+
+    text: str
+    round: int = 0
+
+
+class ActionProposed(Message):
+    """A concrete action for the environment, in the environment's syntax."""
+
+    text: str
+    round: int = 0
+    valid: bool = True
+    parse_error: str | None = None
+
+
+class Feedback(Message):
+    """The environment's answer to one action."""
+
+    text: str
+    round: int = 0
+    done: bool = False
+    success: bool | None = None
+    reward: float = 0.0
+    valid: bool = True
+    needs_reflection: bool = False
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Reflection(Message):
+    """A critique of the last failed step, fed to the next round's reasoning."""
+
+    text: str
+    round: int = 0
+
+
+class EpisodeEnded(Message):
+    """Published by the environment actor (or the episode) to stop the episode."""
+
+    reason: str = "done"
+
+
+__all__ = [
+    "ActionProposed",
+    "EpisodeEnded",
+    "Feedback",
+    "Message",
+    "Observation",
+    "Plan",
+    "Reflection",
+    "TaskStarted",
+    "Thought",
+]

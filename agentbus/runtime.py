@@ -1,0 +1,122 @@
+"""Runs many episodes concurrently on one event loop.
+
+Structured concurrency throughout: every episode runs in the runtime's task
+group, so cancelling the run (Ctrl-C, a timeout around ``run``) cancels every
+episode and leaves no task behind. A capacity limiter bounds the episodes in
+flight; the spec source is pulled lazily, only when a slot frees, so an
+adaptive scheduler can decide what to run next from the latest results, and a
+run of a million specs never materialises them all at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any
+
+import anyio
+
+from agentbus.episode import Episode, EpisodeSpec
+from agentbus.events import EPISODE_ENDED, EPISODE_STARTED, EventHub
+from agentbus.outcome import Outcome
+
+OutcomeCallback = Callable[[EpisodeSpec, Outcome], Awaitable[None]]
+
+
+class Runtime:
+    """Concurrent episode runner with a limit, events and outcome callbacks."""
+
+    def __init__(self, *, max_concurrency: int = 1000, hub: EventHub | None = None) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.max_concurrency = max_concurrency
+        self.hub = hub if hub is not None else EventHub()
+        self.in_flight = 0
+        self.finished = 0
+        self.errors = 0
+
+    async def run(
+        self,
+        specs: Iterable[EpisodeSpec] | AsyncIterable[EpisodeSpec],
+        on_outcome: OutcomeCallback | None = None,
+    ) -> int:
+        """Run every spec; call ``on_outcome`` for each as it finishes. Returns the count."""
+        limiter = anyio.CapacityLimiter(self.max_concurrency)
+        count = 0
+        async with anyio.create_task_group() as tg:
+            async for spec, token in _aiter(specs, limiter):
+                count += 1
+                tg.start_soon(self._run_one, spec, limiter, token, on_outcome)
+        return count
+
+    async def run_one(self, spec: EpisodeSpec) -> Outcome:
+        """Run a single episode (with events) and return its outcome."""
+        await self._emit_started(spec)
+        outcome = await Episode(spec).run()
+        await self._emit_ended(spec, outcome)
+        return outcome
+
+    async def _run_one(
+        self,
+        spec: EpisodeSpec,
+        limiter: anyio.CapacityLimiter,
+        token: object,
+        on_outcome: OutcomeCallback | None,
+    ) -> None:
+        self.in_flight += 1
+        try:
+            outcome = await self.run_one(spec)
+            if outcome.error_kind not in (None, "step_limit"):
+                self.errors += 1
+            self.finished += 1
+            if on_outcome is not None:
+                await on_outcome(spec, outcome)
+        finally:
+            self.in_flight -= 1
+            limiter.release_on_behalf_of(token)
+
+    async def _emit_started(self, spec: EpisodeSpec) -> None:
+        if self.hub.wants(EPISODE_STARTED):
+            await self.hub.publish(
+                EPISODE_STARTED,
+                {"episode_id": spec.episode_id, "task_id": spec.task.id, **spec.metadata},
+            )
+
+    async def _emit_ended(self, spec: EpisodeSpec, outcome: Outcome) -> None:
+        if self.hub.wants(EPISODE_ENDED):
+            await self.hub.publish(EPISODE_ENDED, episode_payload(spec, outcome))
+
+
+def episode_payload(spec: EpisodeSpec, outcome: Outcome) -> dict[str, Any]:
+    """The ``episode.ended`` payload: identity, metadata and the outcome."""
+    return {
+        "episode_id": spec.episode_id,
+        "task_id": spec.task.id,
+        **spec.metadata,
+        "outcome": outcome.model_dump(mode="json", exclude_none=True),
+    }
+
+
+async def _aiter(
+    specs: Iterable[EpisodeSpec] | AsyncIterable[EpisodeSpec], limiter: anyio.CapacityLimiter
+) -> AsyncIterator[tuple[EpisodeSpec, object]]:
+    """Yield specs one at a time, each only once a concurrency slot is held for it.
+
+    The slot is acquired *before* the next spec is pulled, so an adaptive
+    source decides what to run with the freshest outcomes in hand.
+    """
+    if isinstance(specs, AsyncIterable):
+        iterator = specs.__aiter__()
+        while True:
+            token = object()
+            await limiter.acquire_on_behalf_of(token)
+            try:
+                spec = await iterator.__anext__()
+            except StopAsyncIteration:
+                limiter.release_on_behalf_of(token)
+                return
+            yield spec, token
+    else:
+        for spec in specs:
+            token = object()
+            await limiter.acquire_on_behalf_of(token)
+            yield spec, token
