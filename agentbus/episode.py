@@ -277,6 +277,8 @@ class Episode:
                 envelope = await mailbox.get()
             except MailboxClosed:
                 return
+            if self._ended.is_set():
+                return
             msg = envelope.message
             self._busy += 1
             try:
