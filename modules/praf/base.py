@@ -1,0 +1,43 @@
+"""The shared base of the four PRAF actors: the episode view and the LLM call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import ClassVar
+
+from agentbus.actor import Actor, on
+from agentbus.messages import Message, Observation, TaskStarted
+from modules.praf.prompt import build
+from modules.praf.view import EpisodeView
+
+
+class PrafModule(Actor):
+    """An actor that keeps its own :class:`EpisodeView` and asks its model.
+
+    Subclasses set ``role`` and ``instructions`` (their prompt, in their own
+    file) and add handlers for the messages their step depends on.
+    """
+
+    role: ClassVar[str] = "other"
+    instructions: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        self.view = EpisodeView()
+
+    @on(TaskStarted)
+    async def started(self, msg: TaskStarted) -> None:
+        self.view.start(msg)
+
+    @on(Observation)
+    async def observed(self, msg: Observation) -> Message | None:
+        self.view.observe(msg)
+        return None
+
+    async def ask(self, items: Iterable[tuple[str, str]], request: str) -> str:
+        """Call this module's model on a contract-shaped prompt; returns the text."""
+        messages = build(self.role, self.instructions, self.view, items, request)
+        completion = await self.llm.complete(messages)
+        return completion.text.strip()
+
+
+__all__ = ["PrafModule"]
