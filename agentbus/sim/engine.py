@@ -1,0 +1,182 @@
+"""The one request core shared by the HTTP server and the in-process transport.
+
+``SimEngine.run`` takes a parsed request, draws its fault, asks the model for
+the answer, holds a batch slot for the serving time and hands the text out,
+either at once or in timed bursts through ``emit`` (streaming). The protocol
+layers (OpenAI chat and completions, Anthropic messages, in-process) only
+parse and format; they never decide anything, so every route behaves alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import structlog
+
+from agentbus.errors import UserError
+from agentbus.llm.types import ChatMessage, SamplingParams
+from agentbus.sim.faults import (
+    Fault,
+    FaultInjector,
+    SimConnectionDropped,
+    SimFault,
+    SimRateLimited,
+    SimServerError,
+)
+from agentbus.sim.model import SimAnswer, SimModel, count_tokens
+from agentbus.sim.serving import ServingModel
+
+log = structlog.get_logger("agentbus.sim")
+
+#: streaming answers are released in at most this many timed bursts
+MAX_BURSTS = 8
+
+Emit = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class SimRequest:
+    """A request, protocol-neutral: model (profile) name, chat, sampling."""
+
+    model: str
+    messages: Sequence[ChatMessage]
+    params: SamplingParams
+
+
+@dataclass
+class SimMetrics:
+    """Counters for /metrics: what arrived, how it ended, what is in flight now."""
+
+    received: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    by_model: Counter[str] = field(default_factory=Counter)
+    started: float = field(default_factory=time.monotonic)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "requests_received": self.received,
+            "requests_by_status": dict(self.by_status),
+            "requests_served": self.by_status.get("200", 0),
+            "in_flight": self.in_flight,
+            "max_in_flight": self.max_in_flight,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "requests_by_model": dict(self.by_model),
+            "uptime_s": round(time.monotonic() - self.started, 3),
+        }
+
+
+def split_pieces(text: str) -> list[str]:
+    """Word-sized stream deltas (whitespace kept with the word before it)."""
+    pieces: list[str] = []
+    start = 0
+    for i, ch in enumerate(text):
+        if ch.isspace() and i + 1 < len(text) and not text[i + 1].isspace():
+            pieces.append(text[start : i + 1])
+            start = i + 1
+    if start < len(text):
+        pieces.append(text[start:])
+    return pieces
+
+
+class SimEngine:
+    """Model + serving + faults + metrics: everything a request goes through."""
+
+    def __init__(
+        self,
+        model: SimModel,
+        serving: ServingModel | None = None,
+        faults: FaultInjector | None = None,
+    ) -> None:
+        self.model = model
+        self.serving = serving or ServingModel()
+        self.faults = faults or FaultInjector()
+        self.metrics = SimMetrics()
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything /metrics shows."""
+        return {
+            **self.metrics.to_json(),
+            **self.serving.stats(),
+            "faults_injected": {k: v for k, v in self.faults.counts.items() if k != "none"},
+        }
+
+    async def run(self, request: SimRequest, emit: Emit | None = None) -> SimAnswer:
+        """Serve one request; raise :class:`SimFault` or :class:`UserError` on failure.
+
+        With ``emit`` the text goes out piece by piece (after time to first
+        token, in up to :data:`MAX_BURSTS` timed bursts); the returned answer
+        always carries the whole text and usage.
+        """
+        m = self.metrics
+        m.received += 1
+        m.in_flight += 1
+        m.max_in_flight = max(m.max_in_flight, m.in_flight)
+        status = "200"
+        try:
+            answer = await self._run(request, emit)
+            m.prompt_tokens += answer.prompt_tokens
+            m.completion_tokens += answer.completion_tokens
+            m.by_model[answer.profile] += 1
+            return answer
+        except SimFault as exc:
+            status = exc.label
+            raise
+        except UserError:
+            status = "404"
+            raise
+        except BaseException:
+            status = "cancelled"
+            raise
+        finally:
+            m.in_flight -= 1
+            m.by_status[status] += 1
+
+    async def _run(self, request: SimRequest, emit: Emit | None) -> SimAnswer:
+        self.model.profile(request.model)  # unknown model: fail before anything else
+        fault = self.faults.draw()
+        if fault is Fault.RATE_LIMIT:
+            retry = self.faults.config.retry_after_s
+            raise SimRateLimited("rate limit reached (simulated)", retry_after=retry)
+        if fault is Fault.SERVER_ERROR:
+            raise SimServerError("internal server error (simulated)")
+        answer = self.model.generate(request.model, request.messages, request.params)
+        mangled = self.faults.malform(answer.text)
+        if mangled is not None:
+            answer = _with_text(answer, mangled)
+        prompt_text = "".join(f"{m['role']}\x00{m['content']}\x00" for m in request.messages)
+        async with self.serving.slot(prompt_text, answer.prompt_tokens) as slot:
+            if fault is Fault.STALL:
+                await self.serving.sleep(self.faults.config.stall_s)
+            if emit is None:
+                await self.serving.sleep(slot.duration(answer.completion_tokens))
+                if fault is Fault.DROP:
+                    raise SimConnectionDropped("connection dropped (simulated)")
+                return answer
+            await self.serving.sleep(slot.ttft_s)
+            pieces = split_pieces(answer.text)
+            bursts = min(MAX_BURSTS, max(1, len(pieces)))
+            per_burst = -(-len(pieces) // bursts) if pieces else 0
+            for b in range(bursts):
+                chunk = pieces[b * per_burst : (b + 1) * per_burst]
+                if fault is Fault.DROP and b >= bursts // 2:
+                    raise SimConnectionDropped("connection dropped mid-stream (simulated)")
+                tokens = count_tokens("".join(chunk))
+                await self.serving.sleep(tokens * slot.tpot_s)
+                for piece in chunk:
+                    await emit(piece)
+            if fault is Fault.DROP:
+                raise SimConnectionDropped("connection dropped mid-stream (simulated)")
+            return answer
+
+
+def _with_text(answer: SimAnswer, text: str) -> SimAnswer:
+    return replace(answer, text=text, completion_tokens=max(1, count_tokens(text)))

@@ -1,0 +1,136 @@
+"""Run the simulator alone: ``python -m agentbus.sim.serve --port 8000``.
+
+Prints the URL and the serving capacity, serves until Ctrl-C, stops cleanly.
+``--profiles FILE.toml`` overrides or adds skill profiles (a table per
+profile name); ``--config FILE.toml`` loads a whole :class:`SimConfig`
+(flags given on the command line win); ``--env NAME --dataset PATH`` (both
+repeatable, paired in order) loads an environment's tasks so its expert
+recognises them. Bad input prints one line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any, NoReturn
+
+import anyio
+from pydantic import ValidationError
+
+from agentbus import registry
+from agentbus.environment import TaskSource
+from agentbus.errors import UserError
+from agentbus.sim.config import SimConfig
+from agentbus.sim.model import SimModel, load_experts
+from agentbus.sim.service import sim_service
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        print(f"agentbus.sim.serve: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m agentbus.sim.serve", description=__doc__.splitlines()[0])
+    p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default 8000; 0 = free port)")
+    p.add_argument("--speed", type=float, default=None, help="time scale (1 real, 0 no delays)")
+    p.add_argument("--max-num-seqs", type=int, default=None, help="batch size limit")
+    p.add_argument("--profiles", type=Path, default=None, help="TOML file of profile overrides")
+    p.add_argument("--config", type=Path, default=None, help="TOML file with a SimConfig")
+    p.add_argument("--env", action="append", default=[], help="environment name (repeatable)")
+    p.add_argument("--dataset", action="append", default=[], type=Path, help="its dataset path")
+    p.add_argument(
+        "--experts", default=None, help="comma-separated experts to load (default all; '' none)"
+    )
+    p.add_argument("--rate-429", type=float, default=None, help="fraction answered with 429")
+    p.add_argument("--rate-500", type=float, default=None, help="fraction answered with 500")
+    p.add_argument("--rate-drop", type=float, default=None, help="fraction of dropped connections")
+    return p
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: invalid TOML: {exc}") from None
+
+
+def build_config(args: argparse.Namespace) -> SimConfig:
+    """Merge --config, --profiles and flags (flags win) into a validated SimConfig."""
+    data: dict[str, Any] = _toml(args.config) if args.config else {}
+    data = dict(data.get("sim", data))
+    if args.profiles:
+        profiles = _toml(args.profiles)
+        data["profiles"] = {**data.get("profiles", {}), **profiles.get("profiles", profiles)}
+    data.setdefault("port", 8000)
+    for flag, key in (
+        ("host", "host"),
+        ("port", "port"),
+        ("speed", "speed"),
+        ("max_num_seqs", "max_num_seqs"),
+    ):
+        if getattr(args, flag) is not None:
+            data[key] = getattr(args, flag)
+    if args.experts is not None:
+        data["experts"] = [e.strip() for e in args.experts.split(",") if e.strip()]
+    faults = dict(data.get("faults", {}))
+    for flag in ("rate_429", "rate_500", "rate_drop"):
+        if getattr(args, flag) is not None:
+            faults[flag] = getattr(args, flag)
+    data["faults"] = faults
+    data["transport"] = "http"
+    try:
+        return SimConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UserError(f"config {where}: {first['msg']}") from None
+
+
+def build_model(config: SimConfig, envs: list[str], datasets: list[Path]) -> SimModel:
+    """The model with every expert, and the named environments' tasks loaded."""
+    if len(envs) != len(datasets):
+        raise UserError("give one --dataset per --env, in the same order")
+    model = SimModel(config.profiles, load_experts(config.experts))
+    for env_name, dataset in zip(envs, datasets, strict=True):
+        env_cls = registry.get("environments", env_name)
+        setup = env_cls.setup(TaskSource(dataset=dataset))
+        model.add_tasks(env_name, setup.tasks)
+        print(f"loaded {len(setup.tasks)} {env_name} tasks from {dataset}", flush=True)
+    return model
+
+
+async def _serve(config: SimConfig, model: SimModel) -> None:
+    async with sim_service(config, model) as sim:
+        cap = sim.capacity_tokens_per_s
+        print(f"agentbus sim serving at {sim.base_url}", flush=True)
+        print(
+            f"capacity {cap:.0f} tokens/s at saturation (max_num_seqs={config.max_num_seqs}, "
+            f"speed={config.speed:g}); profiles: {', '.join(sim.model.profiles.names())}",
+            flush=True,
+        )
+        await anyio.sleep_forever()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        config = build_config(args)
+        model = build_model(config, args.env, args.dataset)
+        anyio.run(_serve, config, model)
+    except UserError as exc:
+        print(f"agentbus.sim.serve: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""In-process access to the simulator: the same engine as the HTTP server, no sockets.
+
+Unit tests and single-process runs call :meth:`SimTransport.complete`; it goes
+through the same model, serving delays, faults and metrics as a request to
+the HTTP server. Failures are raised as the :mod:`agentbus.sim.faults`
+exceptions whose ``status`` matches the HTTP answer (429 with
+``retry_after``, 500, a dropped connection with status None), and an unknown
+model name as :class:`agentbus.errors.UserError` (the server's 404).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from agentbus.llm.types import ChatMessage, Completion, SamplingParams
+from agentbus.sim.engine import SimEngine, SimRequest
+from agentbus.sim.model import strip_backend
+
+
+class SimTransport:
+    """``complete(model, messages, params)`` straight into a :class:`SimEngine`."""
+
+    def __init__(self, engine: SimEngine) -> None:
+        self.engine = engine
+
+    async def complete(
+        self,
+        model: str,
+        messages: Sequence[ChatMessage],
+        params: SamplingParams | None = None,
+    ) -> Completion:
+        """One chat completion, with usage and latency; raises like the server fails."""
+        params = params or SamplingParams()
+        started = time.perf_counter()
+        answer = await self.engine.run(SimRequest(model, list(messages), params))
+        return Completion(
+            text=answer.text,
+            model=strip_backend(model),
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            latency_s=time.perf_counter() - started,
+            finish_reason=answer.finish_reason,
+        )
