@@ -48,13 +48,27 @@ class Envelope:
     reply: ReplySlot | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Subscriber:
-    """One mailbox on the bus and the message types routed into it."""
+    """One mailbox on the bus and the message types routed into it.
+
+    ``wake`` is called when a message lands in the mailbox while no consumer
+    is ``active``: the episode starts a consumer task then, and the task ends
+    when the mailbox is empty again. An idle actor therefore holds no task,
+    which keeps thousands of idle episodes cheap.
+    """
 
     name: str
     types: tuple[type[Message], ...]
     mailbox: Mailbox[Envelope] = field(default_factory=Mailbox)
+    wake: Callable[[Subscriber], None] | None = None
+    active: bool = False
+
+    async def deliver(self, envelope: Envelope) -> None:
+        await self.mailbox.put(envelope)
+        if not self.active and self.wake is not None:
+            self.active = True
+            self.wake(self)
 
 
 TraceHook = Callable[[Message], None]
@@ -100,8 +114,20 @@ class Bus:
         return route
 
     def stamp(self, msg: Message, sender: str) -> Message:
-        """Give ``msg`` this episode's id, its sender and the next sequence number."""
+        """Give ``msg`` this episode's id, its sender and the next sequence number.
+
+        A fresh message (``seq == 0``: nobody has seen it yet) is stamped in
+        place, which saves a copy per delivery on the hot path; a message that
+        was already published (re-sent or forwarded) is copied, so a message
+        somebody holds never changes under them.
+        """
         self._seq += 1
+        if msg.seq == 0:
+            fields = msg.__dict__
+            fields["episode_id"] = self.episode_id
+            fields["sender"] = sender
+            fields["seq"] = self._seq
+            return msg
         return msg.model_copy(
             update={"episode_id": self.episode_id, "sender": sender, "seq": self._seq}
         )
@@ -121,7 +147,7 @@ class Bus:
             return stamped
         env = Envelope(stamped)
         for sub in route:
-            await sub.mailbox.put(env)
+            await sub.deliver(env)
         return stamped
 
     async def request(self, msg: Message, sender: str, *, timeout: float = 30.0) -> Message | None:
@@ -138,7 +164,7 @@ class Bus:
             self._trace(stamped)
         slot = ReplySlot()
         with anyio.move_on_after(timeout) as scope:
-            await route[0].mailbox.put(Envelope(stamped, slot))
+            await route[0].deliver(Envelope(stamped, slot))
             await slot.done.wait()
         if scope.cancelled_caught:
             raise RequestTimeout(

@@ -13,16 +13,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import anyio
+import anyio.abc
 
 from agentbus.actor import Actor, ActorContext, on
-from agentbus.bus import Bus, Subscriber, describe
+from agentbus.bus import Bus, Envelope, Subscriber, describe
 from agentbus.environment import Environment, Task
 from agentbus.errors import InfraError
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
-from agentbus.mailbox import MailboxClosed
 from agentbus.messages import (
     ActionProposed,
     EpisodeEnded,
@@ -136,8 +136,10 @@ class Episode:
         self._reason = "done"
         self._error: str | None = None
         self._kind: ErrorKind | None = None
-        self._busy = 0
+        self._active = 0
         self._subs: list[Subscriber] = []
+        self._actors: dict[Subscriber, Actor] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
 
     def _end(self, reason: str, kind: ErrorKind | None = None, error: str | None = None) -> None:
         if self._ended.is_set():
@@ -167,9 +169,10 @@ class Episode:
             actor.bind(ActorContext(bus, a.name or a.slot, a.slot, llm, spec.metadata))
             actors.append(actor)
         for actor in actors:
-            self._subs.append(
-                bus.subscribe(actor.name, actor.handled_types(), mailbox_size=actor.mailbox_size)
-            )
+            sub = bus.subscribe(actor.name, actor.handled_types(), mailbox_size=actor.mailbox_size)
+            sub.wake = self._wake
+            self._subs.append(sub)
+            self._actors[sub] = actor
         problem = self._wiring_problem(bus, actors)
         if problem is not None:
             self._end(problem, "config")
@@ -239,8 +242,7 @@ class Episode:
             async with anyio.create_task_group() as tg:
                 for actor in actors:
                     await actor.on_start()
-                for actor, sub in zip(actors, self._subs, strict=True):
-                    tg.start_soon(self._loop, actor, sub)
+                self._tg = tg
                 observation = await env.reset(task)
                 await bus.publish(
                     TaskStarted(
@@ -261,7 +263,7 @@ class Episode:
             self._end(f"timeout: episode exceeded {timeout:g}s of wall-clock time", "timeout")
 
     def _check_stall(self) -> None:
-        if self._busy == 0 and not self._ended.is_set():
+        if self._active == 0 and not self._ended.is_set():
             if all(len(s.mailbox) == 0 for s in self._subs):
                 self._end(
                     "stalled: every actor is idle and no message is pending, "
@@ -269,45 +271,52 @@ class Episode:
                     "actor",
                 )
 
-    async def _loop(self, actor: Actor, sub: Subscriber) -> None:
+    def _wake(self, sub: Subscriber) -> None:
+        """A message reached an idle actor: start a consumer for its mailbox."""
+        if self._tg is None or self._ended.is_set():
+            sub.active = False
+            return
+        self._active += 1
+        self._tg.start_soon(self._drain, self._actors[sub], sub)
+
+    async def _drain(self, actor: Actor, sub: Subscriber) -> None:
+        """Handle the actor's messages one at a time until its mailbox is empty."""
         cls = type(actor)
         mailbox = sub.mailbox
-        while True:
-            try:
+        try:
+            while len(mailbox) and not self._ended.is_set():
                 envelope = await mailbox.get()
-            except MailboxClosed:
+                await self._handle(actor, cls, envelope)
+        finally:
+            sub.active = False
+            self._active -= 1
+        self._check_stall()
+
+    async def _handle(self, actor: Actor, cls: type[Actor], envelope: Envelope) -> None:
+        msg = envelope.message
+        try:
+            method = cls.handler_for(type(msg))
+            if method is None:  # subscribed through a base type without a handler
                 return
-            if self._ended.is_set():
-                return
-            msg = envelope.message
-            self._busy += 1
-            try:
-                method = cls.handler_for(type(msg))
-                if method is None:  # subscribed through a base type without handler
-                    continue
-                handler = cast(Callable[[Message], Any], getattr(actor, method))
-                result = await handler(msg)
-                if envelope.reply is not None:
-                    envelope.reply.set(
-                        bus_stamp(actor, result) if isinstance(result, Message) else None
-                    )
-                elif isinstance(result, Message):
-                    await actor.publish(result)
-            except InfraError as exc:
-                if envelope.reply is not None:
-                    envelope.reply.fail(exc)
-                self._end(f"infrastructure: {exc}", "infra")
-            except Exception as exc:
-                if envelope.reply is not None:
-                    envelope.reply.fail(exc)
-                self._end(
-                    f"actor {actor.name!r} failed handling {type(msg).__name__}: "
-                    f"{type(exc).__name__}: {exc}",
-                    "actor",
+            result = await getattr(actor, method)(msg)
+            if envelope.reply is not None:
+                envelope.reply.set(
+                    bus_stamp(actor, result) if isinstance(result, Message) else None
                 )
-            finally:
-                self._busy -= 1
-            self._check_stall()
+            elif isinstance(result, Message):
+                await actor.publish(result)
+        except InfraError as exc:
+            if envelope.reply is not None:
+                envelope.reply.fail(exc)
+            self._end(f"infrastructure: {exc}", "infra")
+        except Exception as exc:
+            if envelope.reply is not None:
+                envelope.reply.fail(exc)
+            self._end(
+                f"actor {actor.name!r} failed handling {type(msg).__name__}: "
+                f"{type(exc).__name__}: {exc}",
+                "actor",
+            )
 
 
 def bus_stamp(actor: Actor, msg: Message) -> Message:
