@@ -1,0 +1,159 @@
+"""Anthropic through the official ``anthropic`` SDK (``AsyncAnthropic``).
+
+The Messages API differs from chat completions in three ways that matter:
+the system prompt is a separate ``system=`` argument, only ``user`` and
+``assistant`` turns exist, and two turns in a row from the same role are
+refused. :func:`to_messages_api` maps our OpenAI-shaped chat onto it:
+system turns are joined into ``system``, consecutive same-role turns are
+merged with a blank line between them. Anthropic has no seed, so a seed is
+only part of the cache key. ``top_p`` is sent only when it is not 1, because
+recent models refuse ``temperature`` and ``top_p`` together.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import anthropic
+import httpx2
+from anthropic import AsyncAnthropic
+
+from agentbus.errors import UserError
+from agentbus.llm.backends.base import Backend, BackendContext
+from agentbus.llm.backends.openai_backend import timeout_for
+from agentbus.llm.config import EndpointLimits
+from agentbus.llm.retry import UpstreamError, kind_for_status, parse_retry_after
+from agentbus.llm.spec import ModelSpec, default_base_url
+from agentbus.llm.types import ChatMessage, Completion, SamplingParams
+
+_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+
+
+def to_messages_api(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, str]]]:
+    """Split ``messages`` into Anthropic's ``system`` text and alternating turns."""
+    system: list[str] = []
+    turns: list[dict[str, str]] = []
+    for m in messages:
+        role, content = m["role"], m["content"]
+        if role == "system":
+            system.append(content)
+        elif turns and turns[-1]["role"] == role:
+            turns[-1]["content"] += "\n\n" + content
+        else:
+            turns.append({"role": role, "content": content})
+    return "\n\n".join(system), turns
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def upstream_error(exc: Exception, label: str) -> UpstreamError | None:
+    """Classify an ``anthropic`` SDK exception (``None`` when it is not one we know)."""
+    if isinstance(exc, anthropic.APITimeoutError):
+        return UpstreamError(f"{label}: request timed out", kind="timeout")
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return UpstreamError(
+            f"{label}: connection failed ({type(cause).__name__})", kind="connection"
+        )
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        return UpstreamError(
+            f"{label}: {_short(exc.message)}",
+            kind=kind_for_status(status),
+            status=status,
+            retry_after=parse_retry_after(dict(exc.response.headers)),
+        )
+    if isinstance(exc, anthropic.APIError):
+        return UpstreamError(f"{label}: bad response ({_short(str(exc))})", kind="server")
+    return None
+
+
+class AnthropicBackend(Backend):
+    """``anthropic:MODEL`` (or ``anthropic:URL#MODEL`` for a compatible server)."""
+
+    name: ClassVar[str] = "anthropic"
+    api_key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        endpoint: str | None,
+        limits: EndpointLimits,
+        context: BackendContext,
+    ) -> None:
+        super().__init__(spec, endpoint, limits, context)
+        key = os.environ.get(self.api_key_env, "").strip()
+        if not key:
+            raise UserError(f"model {spec.key} needs the {self.api_key_env} environment variable")
+        size = limits.max_concurrency
+        self._client = AsyncAnthropic(
+            api_key=key,
+            base_url=_sdk_base_url(endpoint),
+            max_retries=0,
+            timeout=timeout_for(limits),
+            http_client=anthropic.DefaultAsyncHttpxClient(
+                limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
+                timeout=timeout_for(limits),
+            ),
+        )
+
+    @classmethod
+    def endpoints(cls, spec: ModelSpec, context: BackendContext) -> list[str | None]:
+        return list(spec.base_urls) or [default_base_url(spec.backend)]
+
+    def request_options(self, messages: Sequence[ChatMessage], params: SamplingParams) -> dict:
+        system, turns = to_messages_api(messages)
+        kwargs: dict[str, Any] = {
+            "model": self.spec.model,
+            "messages": turns,
+            "max_tokens": params.max_tokens,
+            "temperature": params.temperature,
+        }
+        if system:
+            kwargs["system"] = system
+        if params.top_p != 1.0:
+            kwargs["top_p"] = params.top_p
+        if params.stop:
+            kwargs["stop_sequences"] = list(params.stop)
+        if params.extra:
+            kwargs["extra_body"] = dict(params.extra)
+        return kwargs
+
+    async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> Completion:
+        start = time.perf_counter()
+        try:
+            response = await self._client.messages.create(**self.request_options(messages, params))
+        except anthropic.AnthropicError as exc:
+            err = upstream_error(exc, self.label)
+            if err is None:
+                raise
+            raise err from exc
+        latency = time.perf_counter() - start
+        text = "".join(
+            getattr(block, "text", "") for block in response.content if block.type == "text"
+        )
+        usage = response.usage
+        return Completion(
+            text=text,
+            model=response.model or self.spec.model,
+            prompt_tokens=usage.input_tokens if usage else 0,
+            completion_tokens=usage.output_tokens if usage else 0,
+            latency_s=latency,
+            finish_reason=_FINISH.get(response.stop_reason or "end_turn", "stop"),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _sdk_base_url(endpoint: str | None) -> str | None:
+    """The SDK appends ``/v1/messages`` itself, so a ``.../v1`` URL loses its ``/v1``."""
+    if endpoint is None:
+        return None
+    return endpoint[: -len("/v1")] if endpoint.endswith("/v1") else endpoint

@@ -1,0 +1,76 @@
+"""What an LLM backend is: one client (one connection pool) for one endpoint.
+
+The router builds one backend per endpoint of a model (one per replica) for
+the whole run and puts limits, retries, caching and accounting around it, so
+a backend only has to make one call and say how it failed. A third-party
+backend subclasses :class:`Backend` and registers itself as an entry point in
+the ``agentbus.backends`` group; its spec is then ``NAME:MODEL`` or
+``NAME:URL[,URL...]#MODEL``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from agentbus.llm.config import EndpointLimits
+from agentbus.llm.retry import redact_url
+from agentbus.llm.spec import ModelSpec
+from agentbus.llm.types import ChatMessage, Completion, SamplingParams
+
+
+@dataclass(frozen=True, slots=True)
+class BackendContext:
+    """What the run gives every backend besides its spec: the simulator, if one runs."""
+
+    sim: Any = None
+    sim_path: str = "auto"
+
+
+class Backend(ABC):
+    """One endpoint of one model.
+
+    ``complete`` makes exactly one attempt and raises
+    :class:`~agentbus.llm.retry.UpstreamError` on a failure it can classify;
+    the router decides about retries. ``endpoint`` is ``None`` when the SDK's
+    default URL is used.
+    """
+
+    name: ClassVar[str] = "backend"
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        endpoint: str | None,
+        limits: EndpointLimits,
+        context: BackendContext,
+    ) -> None:
+        self.spec = spec
+        self.endpoint = endpoint
+        self.limits = limits
+        self.context = context
+
+    @classmethod
+    def endpoints(cls, spec: ModelSpec, context: BackendContext) -> list[str | None]:
+        """The endpoints (replicas) of ``spec``: its URLs, else the backend's default."""
+        return list(spec.base_urls) or [None]
+
+    @property
+    def label(self) -> str:
+        """How errors and logs name this endpoint: spec and URL, never a key."""
+        if self.endpoint is None:
+            return f"{self.spec.backend}:{self.spec.model}"
+        return f"{self.spec.backend}:{self.spec.model} at {redact_url(self.endpoint)}"
+
+    @abstractmethod
+    async def complete(
+        self, messages: Sequence[ChatMessage], params: SamplingParams
+    ) -> Completion: ...
+
+    async def aclose(self) -> None:  # noqa: B027 (optional hook, nothing to close by default)
+        """Close the connection pool; called once when the run ends."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.label}>"

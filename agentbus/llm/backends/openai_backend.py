@@ -1,0 +1,196 @@
+"""OpenAI and vLLM through the official ``openai`` SDK (``AsyncOpenAI``).
+
+One ``AsyncOpenAI`` per endpoint for the whole run, with its httpx pool sized
+to the endpoint's concurrency limit (the SDK's default pool keeps only 100
+connections alive, which silently caps throughput against a local vLLM).
+The SDK's own retries are off: the router retries, across replicas, with the
+run's limits. vLLM's extra sampling options (``top_k``, ``min_p``,
+``repetition_penalty``...) travel in ``extra_body``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
+
+import httpx2
+import openai
+from openai import AsyncOpenAI
+
+from agentbus.errors import UserError
+from agentbus.llm.backends.base import Backend, BackendContext
+from agentbus.llm.config import EndpointLimits
+from agentbus.llm.retry import UpstreamError, kind_for_status, parse_retry_after
+from agentbus.llm.spec import ModelSpec, default_base_url
+from agentbus.llm.types import ChatMessage, Completion, SamplingParams
+
+#: sampling options only vLLM (and the simulator) understand; OpenAI would reject them
+VLLM_ONLY: frozenset[str] = frozenset(
+    {
+        "top_k",
+        "min_p",
+        "repetition_penalty",
+        "length_penalty",
+        "use_beam_search",
+        "best_of",
+        "min_tokens",
+        "ignore_eos",
+        "skip_special_tokens",
+        "spaces_between_special_tokens",
+        "guided_json",
+        "guided_regex",
+        "guided_choice",
+        "guided_grammar",
+    }
+)
+
+
+def http_client_for(limits: EndpointLimits) -> httpx2.AsyncClient:
+    """An httpx pool as large as the endpoint may be asked, with the run's timeouts."""
+    size = limits.max_concurrency
+    return openai.DefaultAsyncHttpxClient(
+        limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
+        timeout=timeout_for(limits),
+    )
+
+
+def timeout_for(limits: EndpointLimits) -> httpx2.Timeout:
+    return httpx2.Timeout(
+        limits.read_timeout,
+        connect=limits.connect_timeout,
+        pool=limits.read_timeout,
+    )
+
+
+def upstream_error(exc: Exception, label: str) -> UpstreamError | None:
+    """Classify an ``openai`` SDK exception (``None`` when it is not one we know)."""
+    if isinstance(exc, openai.APITimeoutError):
+        return UpstreamError(f"{label}: request timed out", kind="timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return UpstreamError(
+            f"{label}: connection failed ({type(cause).__name__})", kind="connection"
+        )
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        retry_after = parse_retry_after(dict(exc.response.headers))
+        return UpstreamError(
+            f"{label}: {_short(exc.message)}",
+            kind=kind_for_status(status),
+            status=status,
+            retry_after=retry_after,
+        )
+    if isinstance(exc, openai.APIResponseValidationError | openai.APIError):
+        return UpstreamError(f"{label}: bad response ({_short(str(exc))})", kind="server")
+    return None
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class OpenAIBackend(Backend):
+    """``openai:MODEL``: OpenAI's chat completions API (or a compatible gateway)."""
+
+    name: ClassVar[str] = "openai"
+    api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
+    #: without a key the SDK refuses to start, so a missing key is a clear UserError
+    key_required: ClassVar[bool] = True
+    #: the token limit parameter: OpenAI's current name; vLLM also knows the classic one
+    max_tokens_param: ClassVar[str] = "max_completion_tokens"
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        endpoint: str | None,
+        limits: EndpointLimits,
+        context: BackendContext,
+    ) -> None:
+        super().__init__(spec, endpoint, limits, context)
+        self._client = AsyncOpenAI(
+            api_key=self._api_key(),
+            base_url=endpoint,
+            max_retries=0,
+            timeout=timeout_for(limits),
+            http_client=http_client_for(limits),
+        )
+
+    @classmethod
+    def endpoints(cls, spec: ModelSpec, context: BackendContext) -> list[str | None]:
+        return list(spec.base_urls) or [default_base_url(spec.backend)]
+
+    def _api_key(self) -> str:
+        env = self.api_key_env
+        key = os.environ.get(env, "").strip() if env else ""
+        if key:
+            return key
+        if self.key_required:
+            raise UserError(f"model {self.spec.key} needs the {env} environment variable")
+        return "EMPTY"
+
+    def request_options(self, params: SamplingParams) -> dict[str, Any]:
+        """Keyword arguments of ``chat.completions.create`` for ``params``."""
+        kwargs: dict[str, Any] = {
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            self.max_tokens_param: params.max_tokens,
+        }
+        if params.seed is not None:
+            kwargs["seed"] = params.seed
+        if params.stop:
+            kwargs["stop"] = list(params.stop)
+        extra = self.extra_body(params)
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    def extra_body(self, params: SamplingParams) -> dict[str, Any]:
+        """Backend-only options; OpenAI drops vLLM's, which its API would refuse."""
+        return {k: v for k, v in params.extra.items() if k not in VLLM_ONLY}
+
+    async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> Completion:
+        start = time.perf_counter()
+        try:
+            response = await self._client.chat.completions.create(
+                model=self.spec.model,
+                messages=cast(
+                    Any, [{"role": m["role"], "content": m["content"]} for m in messages]
+                ),
+                **self.request_options(params),
+            )
+        except openai.OpenAIError as exc:
+            err = upstream_error(exc, self.label)
+            if err is None:
+                raise
+            raise err from exc
+        latency = time.perf_counter() - start
+        if not response.choices:
+            raise UpstreamError(f"{self.label}: response without choices", kind="server")
+        choice = response.choices[0]
+        usage = response.usage
+        return Completion(
+            text=choice.message.content or "",
+            model=response.model or self.spec.model,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            latency_s=latency,
+            finish_reason=choice.finish_reason or "stop",
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class VLLMBackend(OpenAIBackend):
+    """``vllm:URL[,URL...]#MODEL``: vLLM's OpenAI-compatible server, one per URL."""
+
+    name: ClassVar[str] = "vllm"
+    api_key_env: ClassVar[str | None] = "VLLM_API_KEY"
+    key_required: ClassVar[bool] = False
+    max_tokens_param: ClassVar[str] = "max_tokens"
+
+    def extra_body(self, params: SamplingParams) -> dict[str, Any]:
+        return dict(params.extra)

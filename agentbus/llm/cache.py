@@ -1,0 +1,183 @@
+"""Shared calls: a content-addressed completion cache with in-flight coalescing.
+
+With deterministic sampling, coalitions that differ only in a later slot send
+exactly the same early calls (the default planner's first call is the same in
+half of the coalitions). The cache makes each distinct call once: the key is
+a SHA-256 over backend, model, messages and every sampling parameter (seed
+included); a call whose key is already being computed waits for that one
+instead of going upstream (N identical concurrent calls -> 1 upstream call;
+an error reaches all N). Besides the saving, this gives the Shapley
+differences common random numbers.
+
+Entries live in memory and, given a directory, in an append-only orjson-lines
+file there that is read back on start, so a resumed run does not pay twice.
+A crash can leave the last line half written; loading skips any line that
+does not parse, and appending starts on a fresh line.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import IO, Literal
+
+import anyio
+import orjson
+import structlog
+
+from agentbus.errors import UserError
+from agentbus.llm.types import ChatMessage, Completion, SamplingParams
+
+log = structlog.get_logger(__name__)
+
+Source = Literal["hit", "coalesced", "sent"]
+
+FILENAME = "llm-cache.jsonl"
+
+_STORED = ("text", "model", "prompt_tokens", "completion_tokens", "finish_reason")
+
+
+def cache_key(
+    backend: str, model: str, messages: Sequence[ChatMessage], params: SamplingParams
+) -> str:
+    """SHA-256 hex digest of everything that determines a deterministic answer."""
+    payload = orjson.dumps(
+        {
+            "b": backend,
+            "m": model,
+            "msgs": [[m["role"], m["content"]] for m in messages],
+            "p": params.model_dump(mode="json"),
+        },
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
+    )
+    return hashlib.sha256(payload).hexdigest()
+
+
+class _Flight:
+    """One call in progress that identical calls wait for."""
+
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.result: Completion | None = None
+        self.error: Exception | None = None
+
+
+class CompletionCache:
+    """Completions by key, in memory and optionally on disk, with coalescing."""
+
+    def __init__(self, directory: Path | str | None = None) -> None:
+        self._mem: dict[str, Completion] = {}
+        self._flights: dict[str, _Flight] = {}
+        self._file: IO[bytes] | None = None
+        self.path: Path | None = None
+        self.loaded = 0
+        self.skipped_lines = 0
+        if directory is not None:
+            self._open(Path(directory))
+
+    def __len__(self) -> int:
+        return len(self._mem)
+
+    def _open(self, directory: Path) -> None:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self.path = directory / FILENAME
+            if self.path.exists():
+                self._load(self.path)
+            self._file = self.path.open("ab")
+            if self._file.tell() > 0 and not _ends_with_newline(self.path):
+                self._file.write(b"\n")  # a half-written last line stays on its own
+        except OSError as exc:
+            raise UserError(f"cannot use LLM cache directory {directory}: {exc}") from exc
+
+    def _load(self, path: Path) -> None:
+        with path.open("rb") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    record = orjson.loads(line)
+                    self._mem[record["k"]] = Completion(**record["c"], cached=True)
+                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                    self.skipped_lines += 1
+                    continue
+                self.loaded += 1
+        if self.skipped_lines:
+            log.warning("llm.cache_lines_skipped", path=str(path), lines=self.skipped_lines)
+
+    def get(self, key: str) -> Completion | None:
+        """The stored completion for ``key``, marked ``cached``, or None."""
+        found = self._mem.get(key)
+        if found is None:
+            return None
+        return found.model_copy(update={"cached": True, "latency_s": 0.0})
+
+    def put(self, key: str, completion: Completion) -> None:
+        stored = completion.model_copy(update={"cached": True, "latency_s": 0.0})
+        self._mem[key] = stored
+        if self._file is not None:
+            record = {"k": key, "c": completion.model_dump(include=set(_STORED))}
+            self._file.write(orjson.dumps(record) + b"\n")
+            self._file.flush()
+
+    async def get_or_call(
+        self, key: str, call: Callable[[], Awaitable[Completion]]
+    ) -> tuple[Completion, Source]:
+        """The answer for ``key``: stored, joined to the identical call in flight, or made.
+
+        If the call that others wait for is cancelled, one of the waiters makes
+        it instead; if it fails, every waiter gets the error.
+        """
+        while True:
+            found = self.get(key)
+            if found is not None:
+                return found, "hit"
+            flight = self._flights.get(key)
+            if flight is None:
+                break
+            await flight.done.wait()
+            if flight.result is not None:
+                return flight.result.model_copy(update={"cached": True, "latency_s": 0.0}), (
+                    "coalesced"
+                )
+            if flight.error is not None:
+                raise _clone(flight.error) from flight.error
+            # the leader was cancelled: try again, possibly as the new leader
+
+        flight = _Flight()
+        self._flights[key] = flight
+        try:
+            result = await call()
+        except Exception as exc:
+            flight.error = exc
+            raise
+        else:
+            flight.result = result
+            self.put(key, result)
+        finally:
+            del self._flights[key]
+            flight.done.set()
+        return result, "sent"
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, 2)
+        return f.read(1) == b"\n"
+
+
+def _clone(exc: Exception) -> Exception:
+    """A copy of ``exc`` per waiter: one instance raised in many tasks tangles tracebacks."""
+    try:
+        return copy.copy(exc)
+    except Exception:
+        return exc

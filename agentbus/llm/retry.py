@@ -1,0 +1,118 @@
+"""Classified upstream failures and the backoff between retries.
+
+Backends turn their SDK's exceptions into :class:`UpstreamError` with a
+``kind``; the retry loop (in the router, because a retry may go to another
+replica) retries the transient kinds with full-jitter exponential backoff,
+waits at least as long as the server's Retry-After, and finally raises one
+:class:`~agentbus.errors.InfraError` that names the endpoint. URLs are shown
+without credentials; API keys never appear anywhere.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+ErrorKind = Literal["rate_limit", "server", "connection", "timeout", "client", "auth"]
+
+RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "connection", "timeout"})
+
+
+class UpstreamError(Exception):
+    """A call to an endpoint failed; ``kind`` says whether trying again can help."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE
+
+    def __str__(self) -> str:
+        detail = self.kind.replace("_", " ")
+        if self.status:
+            detail += f", HTTP {self.status}"
+        return f"{self.args[0]} ({detail})"
+
+
+def kind_for_status(status: int) -> ErrorKind:
+    """Map an HTTP status to an error kind (408/409/425/429 and 5xx are transient)."""
+    if status == 429:
+        return "rate_limit"
+    if status in (408, 409, 425) or status >= 500:
+        return "server"
+    if status in (401, 403):
+        return "auth"
+    return "client"
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date)."""
+    if not headers:
+        return None
+    lower = {k.lower(): v for k, v in headers.items()}
+    ms = lower.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = lower.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def backoff_delay(
+    attempt: int,
+    *,
+    base: float,
+    cap: float,
+    retry_after: float | None = None,
+    rand: Callable[[], float] = random.random,
+) -> float:
+    """Delay before retry number ``attempt + 1`` (attempt counts from 0).
+
+    Full jitter: uniform in [0, min(cap, base * 2**attempt)], which spreads a
+    crowd of failed requests out instead of sending them back in lockstep.
+    With a Retry-After the delay is that long plus a little jitter of the same
+    kind, since the server said when it will be ready.
+    """
+    ceiling = min(cap, base * (2.0 ** min(attempt, 62)))
+    if retry_after is not None:
+        return retry_after + rand() * min(ceiling, base)
+    return rand() * ceiling
+
+
+def redact_url(url: str) -> str:
+    """``url`` without user info or query string (either may hold a secret)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
