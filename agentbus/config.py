@@ -1,0 +1,133 @@
+"""The run configuration: one pydantic model, filled from a TOML file and flags.
+
+Flags override the file; unknown keys anywhere are errors that name the key,
+so a typo never silently falls back to a default. ``RESULT_KEYS`` lists the
+settings that change results: a resumed run must agree with the stored
+manifest on all of them (the number of tasks and repeats may grow).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agentbus.errors import UserError
+from agentbus.llm.config import LLMConfig
+from agentbus.sim.config import SimConfig
+
+ProgressMode = Literal["auto", "rich", "plain", "off"]
+
+#: dotted config paths whose values change episode outcomes
+RESULT_KEYS: tuple[str, ...] = (
+    "env",
+    "dataset",
+    "knowledge",
+    "tasks",
+    "seed",
+    "default",
+    "test",
+    "agent",
+    "modules",
+    "slots",
+    "max_steps",
+    "llm.sampling",
+    "sim.profiles",
+)
+
+
+class RunConfig(BaseModel):
+    """Everything one evaluation run needs; the defaults are a complete run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env: str = "math"
+    dataset: Path | None = None
+    knowledge: Path | None = None
+    tasks: int = Field(default=30, ge=1, description="tasks the built-in generator makes")
+    limit: int | None = Field(default=None, ge=1, description="run only the first N tasks")
+    seed: int = 0
+
+    default: str = "sim:weak"
+    test: list[str] = Field(default_factory=lambda: ["sim:strong"])
+    agent: str = "praf"
+    modules: dict[str, str] = Field(default_factory=dict)
+    slots: list[str] | None = None
+    repeats: int = Field(default=1, ge=1)
+    max_steps: int | None = Field(default=None, ge=1)
+    episode_timeout_s: float = Field(default=600.0, gt=0)
+    concurrency: int = Field(default=1000, ge=1)
+    best: bool = False
+
+    adaptive: bool = False
+    target_halfwidth: float = Field(default=0.03, gt=0, lt=1)
+    max_episodes: int | None = Field(default=None, ge=1)
+
+    run_dir: Path | None = None
+    serve: str | None = None
+    token: str | None = None
+    progress: ProgressMode = "auto"
+    trace: bool = True
+
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    sim: SimConfig = Field(default_factory=SimConfig)
+
+    @field_validator("test")
+    @classmethod
+    def _some_test_model(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("at least one test model is needed")
+        if len(set(value)) != len(value):
+            raise ValueError("a test model is listed twice")
+        return value
+
+    def models(self) -> list[str]:
+        return [self.default, *self.test]
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML config file; any problem is a one-line UserError."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise UserError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"config file {path} is not valid TOML: {exc}") from None
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge ``override`` into a copy of ``base`` (tables merge, values replace)."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def build_config(data: dict[str, Any]) -> RunConfig:
+    """Validate ``data``; report the first problem as ``key.path: message``."""
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "config"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown setting"
+        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        raise UserError(f"invalid config: {where}: {msg}{more}") from None
+
+
+def get_path(data: dict[str, Any], dotted: str) -> Any:
+    """``get_path(d, "llm.sampling")`` -> ``d["llm"]["sampling"]`` (None if absent)."""
+    cur: Any = data
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur

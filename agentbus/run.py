@@ -1,0 +1,86 @@
+"""``python -m agentbus.run``: one command for a whole coalition evaluation.
+
+With no arguments it evaluates the CapaBench agent on the built-in math
+generator with ``sim:weak`` as the default and ``sim:strong`` as the test
+model, and prints every module's Shapley and Banzhaf value with 95%
+intervals. Every problem the user can fix is reported as one line with exit
+status 2; infrastructure failures exit with 1; an interrupted run keeps every
+finished episode and resumes with ``--resume DIR``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import anyio
+
+from agentbus.errors import InfraError, UserError
+from agentbus.logs import configure
+
+
+def uvloop_available() -> bool:
+    """uvloop is used automatically where installed (AGENTBUS_UVLOOP=0 turns it off)."""
+    if os.environ.get("AGENTBUS_UVLOOP", "1") == "0":
+        return False
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def first_error(exc: BaseException) -> BaseException:
+    """The first UserError/InfraError inside (possibly nested) exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = first_error(inner)
+            if isinstance(found, UserError | InfraError):
+                return found
+        return exc.exceptions[0] if exc.exceptions else exc
+    return exc
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    configure(os.environ.get("AGENTBUS_LOG_LEVEL", "warning"))
+    from agentbus.cli_args import parse
+
+    try:
+        config = parse(list(argv) if argv is not None else None)
+    except UserError as exc:
+        print(f"agentbus: error: {exc}", file=sys.stderr)
+        return 2
+    from agentbus.app import evaluate
+
+    try:
+        report = anyio.run(
+            evaluate, config, backend_options={"use_uvloop": uvloop_available()}
+        )
+    except KeyboardInterrupt:
+        where = f" --resume {config.run_dir}" if config.run_dir else " --resume RUN_DIR"
+        print(f"\nagentbus: interrupted; finished episodes are saved. Resume with{where}")
+        return 130
+    except BaseException as exc:  # noqa: BLE001 - turned into one line below
+        err = first_error(exc)
+        if isinstance(err, UserError):
+            print(f"agentbus: error: {err}", file=sys.stderr)
+            return 2
+        if isinstance(err, InfraError):
+            print(f"agentbus: infrastructure error: {err}", file=sys.stderr)
+            return 1
+        raise
+    print(f"run directory: {report.run_dir}  (results.json, results.md, events.jsonl)")
+    print(
+        f"episodes: {report.episodes_run} run, {report.episodes_skipped} resumed from the log, "
+        f"{report.infra_errors} infrastructure errors"
+    )
+    print(report.llm_summary)
+    if report.stopped_early:
+        print(f"agentbus: {report.stopped_early}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
