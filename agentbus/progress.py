@@ -1,0 +1,416 @@
+"""Progress of a run: the numbers (``RunState``) and the console display (``Progress``).
+
+``RunState`` folds run events (as JSON dicts, the shape of ``events.jsonl``)
+into the figures people watch: episodes done of total, rates, errors, tokens,
+per-coalition means and the latest attribution estimates. The console display
+and the live server share it, so the terminal and the dashboard never
+disagree about what "done" means: an episode counts once, by its id, when it
+has an outcome that counts for v(S) (see :func:`agentbus.store.counts`).
+
+``Progress`` subscribes with the *drop* policy: a slow terminal must never
+slow the run down. Dropped events are shown as such, not silently ignored.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections import deque
+from collections.abc import Mapping
+from typing import IO, Any
+
+import anyio
+import anyio.abc
+
+from agentbus.events import EPISODE_ENDED, EPISODE_STARTED, RUN_FINISHED, RUN_STARTED, EventHub
+from agentbus.store import counts
+
+SNAPSHOT = "attribution.snapshot"
+RATE_WINDOW_S = 30.0
+RECENT = 50
+
+_VALUE_KEYS = ("phi", "value", "estimate", "mean", "shapley")
+_LO_KEYS = ("lo", "low", "ci_low", "lower", "ci_lo")
+_HI_KEYS = ("hi", "high", "ci_high", "upper", "ci_hi")
+_CI_KEYS = ("ci", "ci95", "interval", "intervals")
+_SE_KEYS = ("se", "stderr", "std_err", "sem")
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return None
+    f = float(x)
+    return f if math.isfinite(f) else None
+
+
+def _first(d: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        if k in d:
+            return d[k]
+    return None
+
+
+def _interval(x: Any) -> tuple[float | None, float | None]:
+    if isinstance(x, list | tuple) and len(x) == 2:
+        return _num(x[0]), _num(x[1])
+    if isinstance(x, Mapping):
+        return _num(_first(x, _LO_KEYS)), _num(_first(x, _HI_KEYS))
+    return None, None
+
+
+def _entry(slot: str, value: Any, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    lo = hi = se = None
+    if isinstance(value, Mapping):
+        phi = _num(_first(value, _VALUE_KEYS))
+        lo, hi = _num(_first(value, _LO_KEYS)), _num(_first(value, _HI_KEYS))
+        if lo is None or hi is None:
+            lo, hi = _interval(_first(value, _CI_KEYS))
+        se = _num(_first(value, _SE_KEYS))
+    else:
+        phi = _num(value)
+    if phi is None:
+        return None
+    if lo is None or hi is None:
+        for key in _CI_KEYS:
+            table = payload.get(key)
+            if isinstance(table, Mapping) and slot in table:
+                lo, hi = _interval(table[slot])
+                break
+    if se is None:
+        for key in _SE_KEYS:
+            table = payload.get(key)
+            if isinstance(table, Mapping) and slot in table:
+                se = _num(table[slot])
+                break
+    if (lo is None or hi is None) and se is not None:
+        lo, hi = phi - 1.96 * se, phi + 1.96 * se
+    return {"slot": slot, "phi": phi, "lo": lo, "hi": hi}
+
+
+def normalize_snapshot(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``[{"slot", "phi", "lo", "hi"}]`` from an ``attribution.snapshot`` payload.
+
+    Tolerant on purpose: the attribution service owns the payload, and this
+    reads the common shapes (``phi: {slot: x}`` with ``ci``/``se`` tables,
+    ``phi: {slot: {phi, lo, hi}}``, a list of ``{slot, phi, ...}``, or any of
+    these under ``estimates``/``shapley``). Unknown shapes give ``[]``.
+    """
+    for key in ("phi", "shapley", "estimates", "values_by_slot", "slots"):
+        table = payload.get(key)
+        rows: list[dict[str, Any]] = []
+        if isinstance(table, Mapping):
+            if any(k in table for k in ("phi", "estimates")) and not all(
+                isinstance(v, int | float) for v in table.values()
+            ):
+                rows = normalize_snapshot(table)
+            else:
+                for slot, value in table.items():
+                    row = _entry(str(slot), value, payload)
+                    if row is not None:
+                        rows.append(row)
+        elif isinstance(table, list):
+            for item in table:
+                if isinstance(item, Mapping):
+                    name = item.get("slot", item.get("name"))
+                    row = _entry(str(name), item, payload) if name is not None else None
+                    if row is not None:
+                        rows.append(row)
+        if rows:
+            return rows
+    return []
+
+
+def coalition_key(coalition: Any) -> str:
+    """A stable label of a coalition (the slots using the test model)."""
+    if isinstance(coalition, list | tuple):
+        return "+".join(sorted(str(s) for s in coalition)) or "(none)"
+    return "(none)" if coalition in (None, "") else str(coalition)
+
+
+class RunState:
+    """Folds run events into progress figures; see the module docstring."""
+
+    def __init__(self, total: int | None = None, *, done: int = 0) -> None:
+        self.total = total
+        self.base_done = done  # episodes finished before this process (resume)
+        self.started = 0
+        self.done = 0
+        self.errors = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.llm_calls = 0
+        self.reward_sum = 0.0
+        self.successes = 0
+        self.seen: set[str] = set()
+        self.coalitions: dict[str, dict[str, Any]] = {}
+        self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
+        self.snapshot: list[dict[str, Any]] = []
+        self.snapshot_raw: dict[str, Any] | None = None
+        self.run_started_ts: float | None = None
+        self.finished = False
+        self.last_seq = 0
+        self.dropped = 0
+        self._window: deque[tuple[float, int]] = deque()
+
+    def apply(self, event: Mapping[str, Any]) -> None:
+        """Fold one event (a dict as stored) into the figures."""
+        kind = event.get("type")
+        ts = _num(event.get("ts")) or time.time()
+        seq = event.get("seq")
+        if isinstance(seq, int):
+            self.last_seq = max(self.last_seq, seq)
+        if self.run_started_ts is None:
+            self.run_started_ts = ts
+        if kind == EPISODE_ENDED:
+            self._ended(event, ts)
+        elif kind == EPISODE_STARTED:
+            self.started += 1
+        elif kind == SNAPSHOT:
+            rows = normalize_snapshot(event)
+            if rows:
+                self.snapshot = rows
+            self.snapshot_raw = dict(event)
+        elif kind == RUN_STARTED:
+            self.run_started_ts = ts
+            self.finished = False
+            total = event.get("total")
+            if isinstance(total, int):
+                self.total = total
+        elif kind == RUN_FINISHED:
+            self.finished = True
+
+    def _ended(self, event: Mapping[str, Any], ts: float) -> None:
+        eid = str(event.get("episode_id", ""))
+        outcome = event.get("outcome")
+        outcome = outcome if isinstance(outcome, Mapping) else {}
+        ok = counts(event)
+        prompt = int(outcome.get("prompt_tokens", 0) or 0)
+        completion = int(outcome.get("completion_tokens", 0) or 0)
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.llm_calls += int(outcome.get("llm_calls", 0) or 0)
+        self._window.append((ts, prompt + completion))
+        key = coalition_key(event.get("coalition"))
+        row = self.coalitions.get(key)
+        if row is None:
+            coalition = event.get("coalition")
+            row = self.coalitions[key] = {
+                "coalition": list(coalition) if isinstance(coalition, list | tuple) else [],
+                "key": key,
+                "n": 0,
+                "reward_sum": 0.0,
+                "successes": 0,
+                "errors": 0,
+            }
+        reward = _num(outcome.get("reward")) or 0.0
+        success = bool(outcome.get("success"))
+        if not ok:
+            self.errors += 1
+            row["errors"] += 1
+        elif eid not in self.seen:
+            self.seen.add(eid)
+            self.done += 1
+            self.reward_sum += reward
+            self.successes += success
+            row["n"] += 1
+            row["reward_sum"] += reward
+            row["successes"] += success
+        self.recent.appendleft(
+            {
+                "seq": event.get("seq"),
+                "ts": ts,
+                "episode_id": eid,
+                "task_id": event.get("task_id"),
+                "coalition": key,
+                "repeat": event.get("repeat"),
+                "reward": reward,
+                "success": success,
+                "steps": outcome.get("steps", 0),
+                "tokens": prompt + completion,
+                "latency_s": outcome.get("latency_s"),
+                "error_kind": outcome.get("error_kind"),
+                "error": outcome.get("error"),
+                "traced": "trace" in outcome,
+            }
+        )
+
+    def rates(self, now: float | None = None) -> tuple[float, float]:
+        """Episodes per second and tokens per second over the last half minute."""
+        now = time.time() if now is None else now
+        while self._window and self._window[0][0] < now - RATE_WINDOW_S:
+            self._window.popleft()
+        if not self._window:
+            return 0.0, 0.0
+        begin = max(now - RATE_WINDOW_S, self.run_started_ts or now)
+        span = max(now - begin, 1.0)
+        tokens = sum(t for _, t in self._window)
+        return len(self._window) / span, tokens / span
+
+    def summary(self, now: float | None = None) -> dict[str, Any]:
+        """The figures as one JSON-friendly dict (``/api/status``)."""
+        eps, tps = self.rates(now)
+        done = self.base_done + self.done
+        coalitions = []
+        for row in sorted(self.coalitions.values(), key=lambda r: (len(r["coalition"]), r["key"])):
+            n = row["n"]
+            coalitions.append(
+                {
+                    "key": row["key"],
+                    "coalition": row["coalition"],
+                    "n": n,
+                    "mean_reward": row["reward_sum"] / n if n else None,
+                    "success_rate": row["successes"] / n if n else None,
+                    "errors": row["errors"],
+                }
+            )
+        return {
+            "total": self.total,
+            "done": done,
+            "done_this_process": self.done,
+            "started": self.started,
+            "errors": self.errors,
+            "mean_reward": self.reward_sum / self.done if self.done else None,
+            "episodes_per_s": eps,
+            "tokens_per_s": tps,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "llm_calls": self.llm_calls,
+            "finished": self.finished,
+            "offset": self.last_seq,
+            "dropped": self.dropped,
+            "phi": self.snapshot,
+            "coalitions": coalitions,
+            "recent": list(self.recent),
+        }
+
+    def line(self, now: float | None = None) -> str:
+        """One plain progress line, for logs and pipes."""
+        s = self.summary(now)
+        total = s["total"]
+        head = f"{s['done']}/{total}" if total else f"{s['done']}"
+        parts = [
+            f"episodes {head}",
+            f"{s['episodes_per_s']:.2f} ep/s",
+            f"{s['tokens_per_s']:.0f} tok/s",
+            f"errors {s['errors']}",
+        ]
+        if s["phi"]:
+            parts.append("phi " + " ".join(_phi_text(r) for r in s["phi"]))
+        if s["dropped"]:
+            parts.append(f"(display skipped {s['dropped']} events)")
+        return " | ".join(parts)
+
+
+def _phi_text(row: Mapping[str, Any]) -> str:
+    text = f"{row['slot']}={row['phi']:+.3f}"
+    if row.get("lo") is not None and row.get("hi") is not None:
+        text += f"[{row['lo']:+.3f},{row['hi']:+.3f}]"
+    return text
+
+
+class Progress:
+    """Console progress of a run: rich Live on a terminal, plain lines otherwise."""
+
+    def __init__(
+        self,
+        hub: EventHub,
+        total: int,
+        *,
+        plain: bool | None = None,
+        done: int = 0,
+        interval_s: float | None = None,
+        file: IO[str] | None = None,
+    ) -> None:
+        self.hub = hub
+        self.file = file if file is not None else sys.stdout
+        self.plain = (not self.file.isatty()) if plain is None else plain
+        self.interval_s = interval_s if interval_s is not None else (5.0 if self.plain else 0.5)
+        self.state = RunState(total, done=done)
+
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Show progress until the hub closes; start with ``await tg.start(progress.run)``."""
+        sub = self.hub.subscribe(maxsize=4096, policy="drop")
+        task_status.started()
+        try:
+            if self.plain:
+                await self._run_plain(sub)
+            else:
+                await self._run_live(sub)
+        finally:
+            sub.close()
+
+    async def _pump(self, sub: Any, done: anyio.Event) -> None:
+        try:
+            async for event in sub:
+                self.state.apply(event.to_json())
+                self.state.dropped = sub.dropped
+        finally:
+            done.set()
+
+    async def _run_plain(self, sub: Any) -> None:
+        finished = anyio.Event()
+        last = ""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._pump, sub, finished)
+            while not finished.is_set():
+                with anyio.move_on_after(self.interval_s):
+                    await finished.wait()
+                if finished.is_set():
+                    break
+                text = self.state.line()
+                if text != last:
+                    print(text, file=self.file, flush=True)
+                    last = text
+        print(self.state.line() + " | finished", file=self.file, flush=True)
+
+    async def _run_live(self, sub: Any) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        console = Console(file=self.file)
+        finished = anyio.Event()
+        with Live(self._render(), console=console, refresh_per_second=4, transient=False) as live:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._pump, sub, finished)
+                while not finished.is_set():
+                    with anyio.move_on_after(self.interval_s):
+                        await finished.wait()
+                    live.update(self._render())
+
+    def _render(self) -> Any:
+        from rich.console import Group
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+        from rich.text import Text
+
+        s = self.state.summary()
+        total = s["total"] or 0
+        head = Text.assemble(
+            ("episodes ", "bold"),
+            f"{s['done']}/{total or '?'}  ",
+            (f"{s['episodes_per_s']:.2f} ep/s  ", "cyan"),
+            (f"{s['tokens_per_s']:.0f} tok/s  ", "cyan"),
+            (f"errors {s['errors']}", "red" if s["errors"] else "green"),
+        )
+        if s["dropped"]:
+            head.append(f"  (display skipped {s['dropped']} events)", style="yellow")
+        parts: list[Any] = [head]
+        if total:
+            parts.append(ProgressBar(total=total, completed=min(s["done"], total), width=60))
+        if s["phi"]:
+            table = Table(box=None, pad_edge=False)
+            table.add_column("slot")
+            table.add_column("phi", justify="right")
+            table.add_column("95% interval", justify="right")
+            for row in s["phi"]:
+                ci = (
+                    f"[{row['lo']:+.3f}, {row['hi']:+.3f}]"
+                    if row.get("lo") is not None and row.get("hi") is not None
+                    else ""
+                )
+                table.add_row(row["slot"], f"{row['phi']:+.3f}", ci)
+            parts.append(table)
+        return Group(*parts)

@@ -1,0 +1,419 @@
+"""The live server: events over SSE and WebSocket, a JSON API and the dashboard.
+
+Every stream is a cursor into the run's event log (:class:`RunStore`), not a
+queue fed by the hub: a subscriber reads lines from its offset on, from
+memory while it keeps up and from the file when it falls behind, then waits
+for the next line. So a late subscriber's replay (``?from=N``) joins the live
+stream with no gap and no duplicate, and a slow browser tab costs the run
+nothing (it only reads the file later) and still misses nothing. SSE ids are
+the events' ``seq``, so a reconnecting ``EventSource`` resumes where it was.
+
+Security: it binds 127.0.0.1 unless told otherwise. On any other address a
+bearer token is required (generated and printed when not given), as an
+``Authorization: Bearer`` header, a ``?token=`` parameter (``EventSource`` and
+``WebSocket`` cannot send headers) or the cookie the dashboard page sets.
+Files are served only from the static directory (a fixed list) and from the
+run directory, through a path check that refuses anything outside it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+import secrets
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import structlog
+from aiohttp import WSMsgType, web
+
+from agentbus.errors import UserError
+from agentbus.events import EventHub
+from agentbus.progress import RunState, coalition_key
+from agentbus.store import EVENTS, LOCK, RunStore, safe_join
+
+log = structlog.get_logger(__name__)
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+COOKIE = "agentbus_token"
+HEARTBEAT_S = 15.0
+BATCH = 512
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".jsonl": "application/x-ndjson",
+    ".md": "text/markdown; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".csv": "text/csv; charset=utf-8",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+}
+
+Attribution = Callable[[], Mapping[str, Any] | Awaitable[Mapping[str, Any]]]
+
+
+def _dumps(data: Any) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(body=_dumps(data), status=status, content_type="application/json")
+
+
+def _error(status: int, message: str) -> web.Response:
+    return _json({"error": message}, status)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFilter:
+    """What a subscriber asked for: a start offset and optional filters."""
+
+    start: int | None
+    types: frozenset[str] | None
+    episode: str | None
+    coalition: str | None
+    trace: bool
+
+    @classmethod
+    def from_request(cls, request: web.Request) -> StreamFilter:
+        q = request.query
+        raw_from = request.headers.get("Last-Event-ID") or q.get("from")  # reconnects
+        start: int | None = None
+        if raw_from not in (None, ""):
+            try:
+                start = int(str(raw_from))
+            except ValueError:
+                raise web.HTTPBadRequest(
+                    text=f"from must be an integer, got {raw_from!r}"
+                ) from None
+            if start < 0:
+                raise web.HTTPBadRequest(text="from must be 0 or more")
+        types = frozenset(t for t in q.get("type", "").split(",") if t) or None
+        coalition = q.get("coalition")
+        if coalition is not None:
+            coalition = coalition_key([s for s in coalition.replace(",", "+").split("+") if s])
+        return cls(
+            start=start,
+            types=types,
+            episode=q.get("episode") or None,
+            coalition=coalition,
+            trace=q.get("trace", "") in ("1", "true", "yes"),
+        )
+
+    @property
+    def passthrough(self) -> bool:
+        return self.types is None and self.episode is None and self.coalition is None
+
+    def render(self, raw: bytes) -> bytes | None:
+        """The line to send (without newline), or None when filtered out."""
+        if self.passthrough and (self.trace or b'"trace"' not in raw):
+            return raw.rstrip(b"\n")
+        try:
+            event = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        if self.types is not None and event.get("type") not in self.types:
+            return None
+        if self.episode is not None and event.get("episode_id") != self.episode:
+            return None
+        if self.coalition is not None and (
+            "coalition" not in event or coalition_key(event["coalition"]) != self.coalition
+        ):
+            return None
+        outcome = event.get("outcome")
+        if not self.trace and isinstance(outcome, dict) and "trace" in outcome:
+            outcome["traced"] = True
+            del outcome["trace"]
+            return _dumps(event)
+        return raw.rstrip(b"\n")
+
+
+class LiveServer:
+    """aiohttp server streaming a run's events; see the module docstring."""
+
+    def __init__(
+        self,
+        hub: EventHub | None,
+        store: RunStore,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        attribution: Attribution | None = None,
+        status: Callable[[], Mapping[str, Any]] | None = None,
+        total: int | None = None,
+    ) -> None:
+        self.hub = hub
+        self.store = store
+        self.host = host
+        self.port = port
+        self.generated_token = token is None and host not in LOCAL_HOSTS
+        self.token = secrets.token_urlsafe(24) if self.generated_token else token
+        self.attribution = attribution
+        self.extra_status = status
+        self.state = RunState(total)
+        self.url = ""
+        self._applied = 0
+        self._catchup = anyio.Lock()
+        self._streams: set[anyio.CancelScope] = set()
+        self._runner: web.AppRunner | None = None
+        self._stopping = False
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._auth])
+        app.router.add_get("/", self._index)
+        app.router.add_get("/static/{name}", self._static)
+        app.router.add_get("/events", self._sse)
+        app.router.add_get("/ws", self._ws)
+        app.router.add_get("/api/status", self._status)
+        app.router.add_get("/api/attribution", self._attribution)
+        app.router.add_get("/api/episodes/{episode_id}", self._episode)
+        app.router.add_get("/api/manifest", self._manifest)
+        app.router.add_get("/files/{name:.+}", self._file)
+        return app
+
+    async def start(self) -> str:
+        """Listen; returns the dashboard URL (with the token when one is needed)."""
+        runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=2.0)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise UserError(f"cannot serve on {self.host}:{self.port}: {exc.strerror}") from None
+        self._runner = runner
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"http://{host}:{self.port}/"
+        if self.token:
+            self.url += f"?token={self.token}"
+        if self.generated_token:
+            print(f"agentbus live server token: {self.token}", file=sys.stderr, flush=True)
+        log.info("server.started", host=self.host, port=self.port, token=bool(self.token))
+        return self.url
+
+    async def stop(self) -> None:
+        """End every stream and close the listener."""
+        self._stopping = True
+        for scope in list(self._streams):
+            scope.cancel()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> LiveServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # ------------------------------------------------------------------- auth
+
+    @web.middleware
+    async def _auth(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if self.token is None:
+            return await handler(request)
+        given = ""
+        header = request.headers.get("Authorization", "")
+        if header.startswith("Bearer "):
+            given = header[7:].strip()
+        via_query = request.query.get("token", "")
+        given = given or via_query or request.cookies.get(COOKIE, "")
+        if not given or not hmac.compare_digest(given.encode(), self.token.encode()):
+            return web.Response(
+                status=401,
+                text="401: a bearer token is required (Authorization: Bearer TOKEN or ?token=)",
+                headers={"WWW-Authenticate": 'Bearer realm="agentbus"'},
+            )
+        response = await handler(request)
+        if via_query and request.path == "/" and not response.prepared:
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
+        return response
+
+    # ------------------------------------------------------------------ state
+
+    async def _state(self) -> RunState:
+        """Bring the progress figures up to the end of the log (pull, no task)."""
+        async with self._catchup:
+            while self._applied < self.store.offset:
+                stop = min(self.store.offset, self._applied + 4 * BATCH)
+                for raw in await self.store.read_lines_async(self._applied, stop):
+                    try:
+                        self.state.apply(orjson.loads(raw))
+                    except orjson.JSONDecodeError:
+                        pass
+                self._applied = stop
+        return self.state
+
+    async def _status(self, request: web.Request) -> web.Response:
+        state = await self._state()
+        body = state.summary()
+        body["offset"] = self._applied
+        body["stored"] = self.store.offset
+        body["resumed"] = self.store.resumed
+        body["run_dir"] = self.store.run_dir.name
+        body["published"] = self.hub.published if self.hub is not None else None
+        if self.extra_status is not None:
+            body.update(self.extra_status())
+        return _json(body)
+
+    async def _attribution(self, request: web.Request) -> web.Response:
+        if self.attribution is not None:
+            result = self.attribution()
+            if inspect.isawaitable(result):
+                result = await result
+            return _json(dict(result))
+        state = await self._state()
+        return _json(state.snapshot_raw or {"phi": []})
+
+    async def _episode(self, request: web.Request) -> web.Response:
+        episode_id = request.match_info["episode_id"]
+        event = await anyio.to_thread.run_sync(self.store.episode_event, episode_id)
+        if event is None:
+            return _error(404, f"no finished episode {episode_id!r} in this run")
+        return _json(event)
+
+    async def _manifest(self, request: web.Request) -> web.Response:
+        return _json(self.store.manifest)
+
+    # ------------------------------------------------------------------ files
+
+    async def _index(self, request: web.Request) -> web.StreamResponse:
+        return self._send_file(STATIC_DIR / "index.html")
+
+    async def _static(self, request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        allowed = {p.name for p in STATIC_DIR.iterdir() if p.is_file()}
+        if name not in allowed:
+            return _error(404, "not found")
+        return self._send_file(STATIC_DIR / name)
+
+    async def _file(self, request: web.Request) -> web.StreamResponse:
+        """A results file of the run directory (never anything outside it)."""
+        name = request.match_info["name"]
+        try:
+            path = safe_join(self.store.run_dir, name)
+        except UserError:
+            return _error(404, "not found")
+        if path.name in (LOCK, EVENTS) or not path.is_file():
+            return _error(404, "not found")
+        return self._send_file(path)
+
+    def _send_file(self, path: Path) -> web.StreamResponse:
+        ctype = CONTENT_TYPES.get(path.suffix, "application/octet-stream")
+        return web.Response(
+            body=path.read_bytes(),
+            headers={"Content-Type": ctype, "Cache-Control": "no-cache"},
+        )
+
+    # ---------------------------------------------------------------- streams
+
+    async def follow(self, flt: StreamFilter) -> AsyncIterator[bytes | None]:
+        """Lines for one subscriber from its offset on; ``None`` = a heartbeat is due."""
+        store = self.store
+        cursor = store.offset if flt.start is None else min(flt.start, store.offset)
+        while not self._stopping:
+            if cursor < store.offset:
+                stop = min(store.offset, cursor + BATCH)
+                lines = await store.read_lines_async(cursor, stop)
+                cursor += len(lines)
+                for raw in lines:
+                    out = flt.render(raw)
+                    if out is not None:
+                        yield out
+                continue
+            if store.closed:
+                return
+            with anyio.move_on_after(HEARTBEAT_S) as scope:
+                await store.wait_beyond(cursor)
+            if scope.cancelled_caught:
+                yield None
+
+    async def _sse(self, request: web.Request) -> web.StreamResponse:
+        flt = StreamFilter.from_request(request)
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            }
+        )
+        await response.prepare(request)
+        with anyio.CancelScope() as scope:
+            self._streams.add(scope)
+            try:
+                await response.write(b"retry: 2000\n\n")
+                async for line in self.follow(flt):
+                    if line is None:
+                        await response.write(b": ping\n\n")
+                        continue
+                    seq = _seq_of(line)
+                    head = f"id: {seq}\n".encode() if seq is not None else b""
+                    await response.write(head + b"data: " + line + b"\n\n")
+            except (ConnectionResetError, ConnectionError):
+                pass
+            finally:
+                self._streams.discard(scope)
+        return response
+
+    async def _ws(self, request: web.Request) -> web.StreamResponse:
+        flt = StreamFilter.from_request(request)
+        ws = web.WebSocketResponse(heartbeat=HEARTBEAT_S)
+        await ws.prepare(request)
+
+        async def send(scope: anyio.CancelScope) -> None:
+            try:
+                async for line in self.follow(flt):
+                    if line is not None:
+                        await ws.send_str(line.decode())
+            except (ConnectionResetError, ConnectionError):
+                pass
+            scope.cancel()
+
+        async def receive(scope: anyio.CancelScope) -> None:
+            async for msg in ws:
+                if msg.type in (WSMsgType.ERROR, WSMsgType.CLOSE):
+                    break
+            scope.cancel()
+
+        with anyio.CancelScope() as outer:
+            self._streams.add(outer)
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(send, tg.cancel_scope)
+                    tg.start_soon(receive, tg.cancel_scope)
+            finally:
+                self._streams.discard(outer)
+        if not ws.closed:
+            with anyio.move_on_after(2):
+                await ws.close()
+        return ws
+
+
+def _seq_of(line: bytes) -> int | None:
+    """The ``seq`` of a stored line, without parsing it all (it is written early)."""
+    at = line.find(b'"seq":')
+    if at < 0:
+        return None
+    end = at + 6
+    while end < len(line) and line[end : end + 1].isdigit():
+        end += 1
+    digits = line[at + 6 : end]
+    return int(digits) if digits else None

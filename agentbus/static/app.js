@@ -1,0 +1,315 @@
+// agentbus dashboard: no build step, no dependencies.
+//
+// State comes from /api/status (the server's figures as of log offset N),
+// then every event after N arrives over /events (SSE) and is folded in
+// here. Every few seconds the status is fetched again and replaces the
+// local state; events at or below its offset are skipped, so nothing is
+// counted twice. Rates come from the server (a 30 s window).
+"use strict";
+
+const params = new URLSearchParams(location.search);
+const token = params.get("token");
+const RECENT = 50;
+const RESYNC_MS = 5000;
+
+function withToken(path) {
+  if (!token) return path;
+  return path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token);
+}
+
+async function getJSON(path) {
+  const resp = await fetch(withToken(path), { cache: "no-store" });
+  if (!resp.ok) throw new Error(path + ": HTTP " + resp.status);
+  return resp.json();
+}
+
+const $ = (id) => document.getElementById(id);
+const fmt = (x, d = 3) => (x === null || x === undefined || Number.isNaN(x) ? "-" : Number(x).toFixed(d));
+const signed = (x) => (x >= 0 ? "+" : "") + fmt(x);
+
+// ---- attribution snapshots: tolerant of the payload's exact shape --------
+const VALUE_KEYS = ["phi", "value", "estimate", "mean", "shapley"];
+const LO_KEYS = ["lo", "low", "ci_low", "lower", "ci_lo"];
+const HI_KEYS = ["hi", "high", "ci_high", "upper", "ci_hi"];
+const CI_KEYS = ["ci", "ci95", "interval", "intervals"];
+const SE_KEYS = ["se", "stderr", "std_err", "sem"];
+const isNum = (x) => typeof x === "number" && Number.isFinite(x);
+const first = (obj, keys) => { for (const k of keys) if (k in obj) return obj[k]; return undefined; };
+
+function interval(x) {
+  if (Array.isArray(x) && x.length === 2) return [x[0], x[1]];
+  if (x && typeof x === "object") return [first(x, LO_KEYS), first(x, HI_KEYS)];
+  return [undefined, undefined];
+}
+
+function entry(slot, value, payload) {
+  let phi, lo, hi, se;
+  if (value && typeof value === "object") {
+    phi = first(value, VALUE_KEYS);
+    lo = first(value, LO_KEYS); hi = first(value, HI_KEYS);
+    if (!isNum(lo) || !isNum(hi)) [lo, hi] = interval(first(value, CI_KEYS));
+    se = first(value, SE_KEYS);
+  } else phi = value;
+  if (!isNum(phi)) return null;
+  if (!isNum(lo) || !isNum(hi)) {
+    for (const k of CI_KEYS) {
+      const t = payload[k];
+      if (t && typeof t === "object" && !Array.isArray(t) && slot in t) { [lo, hi] = interval(t[slot]); break; }
+    }
+  }
+  if (!isNum(se)) {
+    for (const k of SE_KEYS) {
+      const t = payload[k];
+      if (t && typeof t === "object" && slot in t) { se = t[slot]; break; }
+    }
+  }
+  if ((!isNum(lo) || !isNum(hi)) && isNum(se)) { lo = phi - 1.96 * se; hi = phi + 1.96 * se; }
+  return { slot, phi, lo: isNum(lo) ? lo : null, hi: isNum(hi) ? hi : null };
+}
+
+function normalizeSnapshot(payload) {
+  for (const key of ["phi", "shapley", "estimates", "values_by_slot", "slots"]) {
+    const t = payload[key];
+    let rows = [];
+    if (t && typeof t === "object" && !Array.isArray(t)) {
+      const nested = ("phi" in t || "estimates" in t) && !Object.values(t).every(isNum);
+      if (nested) rows = normalizeSnapshot(t);
+      else for (const [slot, v] of Object.entries(t)) { const r = entry(slot, v, payload); if (r) rows.push(r); }
+    } else if (Array.isArray(t)) {
+      for (const item of t) {
+        if (item && typeof item === "object") {
+          const name = item.slot ?? item.name;
+          const r = name !== undefined ? entry(String(name), item, payload) : null;
+          if (r) rows.push(r);
+        }
+      }
+    }
+    if (rows.length) return rows;
+  }
+  return [];
+}
+
+// ---- local state ----------------------------------------------------------
+let state = null;
+
+function coalitionKey(c) {
+  if (Array.isArray(c)) return c.map(String).sort().join("+") || "(none)";
+  return c === null || c === undefined || c === "" ? "(none)" : String(c);
+}
+
+function counts(ev) {
+  const o = ev.outcome || {};
+  return o.error_kind === undefined || o.error_kind === null || o.error_kind === "step_limit";
+}
+
+function fromStatus(s) {
+  const coalitions = new Map();
+  for (const c of s.coalitions || []) {
+    coalitions.set(c.key, { key: c.key, size: (c.coalition || []).length, n: c.n,
+      rewardSum: (c.mean_reward || 0) * c.n, successes: (c.success_rate || 0) * c.n, errors: c.errors });
+  }
+  return { offset: s.offset || 0, total: s.total, done: s.done, errors: s.errors,
+    rewardSum: (s.mean_reward || 0) * (s.done_this_process || 0), counted: s.done_this_process || 0,
+    eps: s.episodes_per_s, tps: s.tokens_per_s, phi: s.phi || [], coalitions,
+    recent: s.recent || [], finished: s.finished, snapshotN: null };
+}
+
+function apply(ev) {
+  if (!state || typeof ev.seq !== "number" || ev.seq <= state.offset) return;
+  state.offset = ev.seq;
+  if (ev.type === "episode.ended") {
+    const o = ev.outcome || {};
+    const key = coalitionKey(ev.coalition);
+    let row = state.coalitions.get(key);
+    if (!row) {
+      row = { key, size: Array.isArray(ev.coalition) ? ev.coalition.length : 0, n: 0,
+        rewardSum: 0, successes: 0, errors: 0 };
+      state.coalitions.set(key, row);
+    }
+    const reward = isNum(o.reward) ? o.reward : 0;
+    if (counts(ev)) {
+      state.done += 1; state.counted += 1; state.rewardSum += reward;
+      row.n += 1; row.rewardSum += reward; row.successes += o.success ? 1 : 0;
+    } else { state.errors += 1; row.errors += 1; }
+    state.recent.unshift({ seq: ev.seq, episode_id: ev.episode_id, task_id: ev.task_id, coalition: key,
+      reward, success: !!o.success, steps: o.steps || 0,
+      tokens: (o.prompt_tokens || 0) + (o.completion_tokens || 0), error_kind: o.error_kind || null,
+      error: o.error || null });
+    state.recent.length = Math.min(state.recent.length, RECENT);
+  } else if (ev.type === "attribution.snapshot") {
+    const rows = normalizeSnapshot(ev);
+    if (rows.length) state.phi = rows;
+    state.snapshotN = ev.n ?? ev.episodes ?? null;
+  } else if (ev.type === "run.started") {
+    if (isNum(ev.total)) state.total = ev.total;
+    state.finished = false;
+  } else if (ev.type === "run.finished") {
+    state.finished = true;
+  }
+  scheduleRender();
+}
+
+// ---- rendering ------------------------------------------------------------
+let renderQueued = false;
+function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => { renderQueued = false; render(); });
+}
+
+function render() {
+  if (!state) return;
+  $("done").textContent = state.done;
+  $("total").textContent = state.total ?? "?";
+  $("eps").textContent = fmt(state.eps, 2);
+  $("tps").textContent = fmt(state.tps, 0);
+  $("errors").textContent = state.errors;
+  $("reward").textContent = state.counted ? fmt(state.rewardSum / state.counted) : "-";
+  $("meter-fill").style.width = state.total ? Math.min(100, (100 * state.done) / state.total) + "%" : "0";
+  if (state.finished) $("conn").textContent = "finished";
+  renderPhi();
+  renderCoalitions();
+  renderRecent();
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+function svgEl(tag, attrs, text) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+function renderPhi() {
+  const svg = $("phi-chart");
+  const rows = state.phi;
+  $("phi-empty").hidden = rows.length > 0;
+  $("phi-n").textContent = state.snapshotN ? "(" + state.snapshotN + " episodes)" : "";
+  svg.replaceChildren();
+  if (!rows.length) { svg.setAttribute("height", "0"); return; }
+  const width = 720, label = 110, right = 170, rowH = 28;
+  let span = 0.05;
+  for (const r of rows) for (const x of [r.phi, r.lo, r.hi]) if (isNum(x)) span = Math.max(span, Math.abs(x));
+  const plotW = width - label - right;
+  const x = (v) => label + plotW / 2 + (v / span) * (plotW / 2);
+  svg.setAttribute("height", String(rows.length * rowH + 10));
+  svg.appendChild(svgEl("line", { class: "axis", x1: x(0), x2: x(0), y1: 0, y2: rows.length * rowH + 4 }));
+  rows.forEach((r, i) => {
+    const y = 5 + i * rowH;
+    const g = svgEl("g", { class: "phi-row", "data-slot": r.slot });
+    g.appendChild(svgEl("text", { x: 0, y: y + 16 }, r.slot));
+    const x0 = Math.min(x(0), x(r.phi));
+    const w = Math.max(1, Math.abs(x(r.phi) - x(0)));
+    g.appendChild(svgEl("rect", { class: "bar " + (r.phi >= 0 ? "pos" : "neg"), x: x0, y: y + 4,
+      width: w, height: rowH - 10, "data-slot": r.slot, "data-phi": r.phi }));
+    if (isNum(r.lo) && isNum(r.hi)) {
+      const cy = y + rowH / 2 - 1;
+      g.appendChild(svgEl("line", { class: "ci", x1: x(r.lo), x2: x(r.hi), y1: cy, y2: cy }));
+      for (const v of [r.lo, r.hi]) g.appendChild(svgEl("line", { class: "ci", x1: x(v), x2: x(v), y1: cy - 5, y2: cy + 5 }));
+    }
+    const ci = isNum(r.lo) && isNum(r.hi) ? "  [" + signed(r.lo) + ", " + signed(r.hi) + "]" : "";
+    g.appendChild(svgEl("text", { class: "phi-value", x: width - right + 8, y: y + 16 }, signed(r.phi) + ci));
+    svg.appendChild(g);
+  });
+}
+
+function renderCoalitions() {
+  const rows = [...state.coalitions.values()].sort((a, b) => a.size - b.size || a.key.localeCompare(b.key));
+  const body = $("coalitions").tBodies[0];
+  body.replaceChildren(...rows.map((r) => {
+    const tr = document.createElement("tr");
+    for (const v of [r.key, r.n, r.n ? fmt(r.rewardSum / r.n) : "-", r.n ? fmt(r.successes / r.n, 2) : "-", r.errors]) {
+      const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
+    }
+    return tr;
+  }));
+}
+
+function renderRecent() {
+  const body = $("recent").tBodies[0];
+  body.replaceChildren(...state.recent.map((e) => {
+    const tr = document.createElement("tr");
+    tr.dataset.episode = e.episode_id;
+    if (e.error_kind && e.error_kind !== "step_limit") tr.className = "err";
+    const status = e.error_kind ? e.error_kind : e.success ? "ok" : "fail";
+    for (const v of [e.episode_id, e.coalition, fmt(e.reward, 2), e.steps, e.tokens, status]) {
+      const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
+    }
+    tr.addEventListener("click", () => showEpisode(e.episode_id));
+    return tr;
+  }));
+}
+
+async function showEpisode(id) {
+  const panel = $("trace-panel");
+  $("trace-id").textContent = id;
+  $("trace").replaceChildren();
+  panel.hidden = false;
+  try {
+    const ev = await getJSON("/api/episodes/" + encodeURIComponent(id));
+    const o = Object.assign({}, ev.outcome || {});
+    const trace = o.trace || [];
+    delete o.trace;
+    $("trace-outcome").textContent = JSON.stringify({ task_id: ev.task_id, coalition: ev.coalition, ...o }, null, 2);
+    if (!trace.length) {
+      const li = document.createElement("li");
+      li.textContent = "no message trace stored for this episode (run with tracing on to keep one)";
+      $("trace").appendChild(li);
+    }
+    for (const m of trace) {
+      const li = document.createElement("li");
+      const who = document.createElement("span");
+      who.className = "who";
+      who.textContent = (m.type || "?") + " from " + (m.sender || "?") + ": ";
+      li.appendChild(who);
+      const rest = Object.assign({}, m);
+      for (const k of ["type", "sender", "episode_id", "seq"]) delete rest[k];
+      li.appendChild(document.createTextNode(rest.text !== undefined ? rest.text : JSON.stringify(rest)));
+      $("trace").appendChild(li);
+    }
+    panel.scrollIntoView({ behavior: "smooth" });
+  } catch (err) {
+    $("trace-outcome").textContent = String(err);
+  }
+}
+
+// ---- wiring ---------------------------------------------------------------
+async function resync() {
+  try {
+    const s = await getJSON("/api/status");
+    const fresh = fromStatus(s);
+    if (state && state.snapshotN !== null && fresh.phi.length === state.phi.length) fresh.snapshotN = state.snapshotN;
+    if (!state || fresh.offset >= state.offset) state = fresh;
+    else { state.eps = fresh.eps; state.tps = fresh.tps; }
+    scheduleRender();
+    return true;
+  } catch (err) {
+    $("conn").textContent = "status unavailable";
+    $("conn").className = "pill down";
+    return false;
+  }
+}
+
+function connect() {
+  const es = new EventSource(withToken("/events?from=" + state.offset));
+  es.onopen = () => { $("conn").textContent = "live"; $("conn").className = "pill live"; };
+  es.onerror = () => { $("conn").textContent = "reconnecting"; $("conn").className = "pill down"; };
+  es.onmessage = (msg) => {
+    try { apply(JSON.parse(msg.data)); } catch (err) { console.error(err); }
+  };
+}
+
+async function main() {
+  $("trace-close").addEventListener("click", () => { $("trace-panel").hidden = true; });
+  getJSON("/api/manifest").then((m) => {
+    const c = m.config || {};
+    const bits = [c.env, c.test_model && "test " + c.test_model, c.default_model && "default " + c.default_model]
+      .filter(Boolean);
+    $("run-name").textContent = bits.join(" · ");
+  }).catch(() => {});
+  while (!(await resync())) await new Promise((r) => setTimeout(r, 2000));
+  connect();
+  setInterval(resync, RESYNC_MS);
+}
+
+main();

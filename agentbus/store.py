@@ -1,0 +1,514 @@
+"""The run directory: manifest, append-only event log, resume index, results.
+
+A run directory is the single source of truth of a run. ``events.jsonl`` holds
+one orjson line per event, in the order they happened, across every process
+that worked on the run (a resumed run appends to the same file). Each stored
+line gets ``seq`` = its 1-based position in the file, so ``seq`` is global and
+gap-free across resumes, and a reader that has seen ``seq`` N asks for
+everything after offset N.
+
+Crash safety without fsync: every ``episode.ended`` (and ``run.*``) line is
+handed to the operating system (``write`` + ``flush``) before the next event is
+taken, so a ``kill -9`` of the process never loses a finished outcome that was
+written, and one that was not written is simply run again on resume. A power
+cut can leave a truncated or garbled last line: :meth:`RunStore.open` cuts it
+off with a warning. The resume index counts each episode id once, so nothing
+is counted twice either, even if an episode ended twice in the log (an infra
+error retried later, say).
+
+Writes go to the page cache on the event loop: that costs microseconds, much
+less than a thread hop per line. Reading old lines back (replay for a late
+subscriber) goes to a worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import fcntl
+import os
+import platform
+import sys
+import tempfile
+from array import array
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import anyio.abc
+import orjson
+import structlog
+
+from agentbus.errors import UserError
+from agentbus.events import EPISODE_ENDED, SCHEMA_VERSION, Event, EventHub
+
+log = structlog.get_logger(__name__)
+
+MANIFEST = "manifest.json"
+EVENTS = "events.jsonl"
+LOCK = ".lock"
+MANIFEST_FORMAT = 1
+
+#: event types whose line is handed to the OS before the writer goes on
+FLUSH_TYPES = frozenset({EPISODE_ENDED, "run.started", "run.finished"})
+
+#: distributions whose versions go into the manifest (missing ones are skipped)
+VERSIONED = (
+    "agentbus",
+    "anyio",
+    "aiohttp",
+    "openai",
+    "anthropic",
+    "pydantic",
+    "numpy",
+    "scipy",
+    "sympy",
+    "orjson",
+    "vllm",
+    "ray",
+)
+
+_MISSING = object()
+
+
+def counts(event: Mapping[str, Any]) -> bool:
+    """Whether an ``episode.ended`` event holds an outcome that counts for v(S).
+
+    Mirrors :attr:`agentbus.outcome.Outcome.counts_for_value`: no error, or the
+    agent ran out of steps. Infra errors, crashes and timeouts are re-run.
+    """
+    outcome = event.get("outcome")
+    if not isinstance(outcome, Mapping):
+        return False
+    return outcome.get("error_kind") in (None, "step_limit")
+
+
+def lookup(data: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a dotted path (``"models.test"``), or a sentinel when absent."""
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _show(value: Any) -> str:
+    if value is _MISSING:
+        return "<unset>"
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def manifest_differences(
+    old: Mapping[str, Any], new: Mapping[str, Any], keys: Sequence[str]
+) -> list[str]:
+    """``"key: old -> new"`` for each dotted key whose value differs."""
+    diffs = []
+    for key in keys:
+        a, b = lookup(old, key), lookup(new, key)
+        if a is _MISSING and b is _MISSING:
+            continue
+        if a is _MISSING or b is _MISSING or a != b:
+            diffs.append(f"{key}={_show(a)} (this run asks {key}={_show(b)})")
+    return diffs
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in VERSIONED:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[name] = metadata.version(name)
+    return versions
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename.
+
+    A reader (or a crash) sees the old file or the new one, never half of it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class RunStore:
+    """One run directory, open for appending; see the module docstring."""
+
+    #: recent lines kept in memory so live subscribers never touch the disk
+    RING = 4096
+
+    def __init__(self, run_dir: Path, manifest: dict[str, Any]) -> None:
+        """Use :meth:`open`; this only sets the fields."""
+        self.run_dir = run_dir
+        self.manifest = manifest
+        self.events_path = run_dir / EVENTS
+        self.resumed = False
+        self.repaired = 0
+        self._fh: IO[bytes] | None = None
+        self._lock_fh: IO[bytes] | None = None
+        self._pos = array("q", [0])  # byte position of line i; last item = file size
+        self._ring: deque[bytes] = deque(maxlen=self.RING)
+        self._completed: set[str] = set()
+        self._ended_at: dict[str, int] = {}  # episode id -> index of its best ended line
+        self._dirty = False
+        self._changed: anyio.Event | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ open
+
+    @classmethod
+    def open(
+        cls, run_dir: Path, manifest: dict[str, Any], *, result_keys: Sequence[str] = ()
+    ) -> RunStore:
+        """Create a run directory, or reopen one for resuming.
+
+        ``manifest`` is the run's full configuration (JSON-friendly). When the
+        directory already holds a run, every dotted key in ``result_keys``
+        must have the same value as when it was made; otherwise this raises a
+        :class:`UserError` naming each difference. A truncated last line of the
+        event log is cut off with a warning.
+        """
+        run_dir = Path(run_dir)
+        if run_dir.exists() and not run_dir.is_dir():
+            raise UserError(f"run dir {run_dir} exists and is not a directory")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock_fh = _lock(run_dir)
+        try:
+            stored = _load_manifest(run_dir)
+            if stored is None:
+                stored = {
+                    "format": MANIFEST_FORMAT,
+                    "schema": SCHEMA_VERSION,
+                    "started_at": _now(),
+                    "argv": list(sys.argv),
+                    "versions": package_versions(),
+                    "result_keys": list(result_keys),
+                    "resumes": [],
+                    "config": manifest,
+                }
+                store = cls(run_dir, stored)
+                resumed = False
+            else:
+                diffs = manifest_differences(stored.get("config", {}), manifest, result_keys)
+                if diffs:
+                    raise UserError(
+                        f"run dir {run_dir} was made with "
+                        + "; ".join(diffs)
+                        + "; use another --run-dir"
+                    )
+                stored.setdefault("resumes", []).append(
+                    {"at": _now(), "versions": package_versions(), "argv": list(sys.argv)}
+                )
+                store = cls(run_dir, stored)
+                resumed = True
+            store._lock_fh = lock_fh
+            store.resumed = resumed
+            store._load_events()
+            atomic_write(run_dir / MANIFEST, _dumps_pretty(stored))
+            store._fh = open(store.events_path, "ab")
+        except BaseException:
+            lock_fh.close()
+            raise
+        if resumed:
+            log.info(
+                "run.resume",
+                run_dir=str(run_dir),
+                events=store.offset,
+                completed=len(store._completed),
+            )
+        return store
+
+    def _load_events(self) -> None:
+        """Index the existing log; cut off a damaged tail."""
+        path = self.events_path
+        if not path.exists():
+            return
+        data = path.read_bytes()
+        good_end = 0
+        bad_at: int | None = None
+        start = 0
+        index = 0
+        while start < len(data):
+            nl = data.find(b"\n", start)
+            end = len(data) if nl < 0 else nl + 1
+            raw = data[start:end]
+            event = _parse(raw) if nl >= 0 else None
+            if event is None:
+                if bad_at is None:
+                    bad_at = index
+                start = end
+                index += 1
+                continue
+            if bad_at is not None:
+                raise UserError(
+                    f"{path} line {bad_at + 1} is corrupt and is followed by valid lines; "
+                    "this is not a truncated write: repair or move the file"
+                )
+            self._index(index, event, raw)
+            self._pos.append(end)
+            good_end = end
+            start = end
+            index += 1
+        if good_end < len(data):
+            self.repaired = len(data) - good_end
+            log.warning(
+                "store.repaired_tail",
+                file=str(path),
+                dropped_bytes=self.repaired,
+                kept_events=self.offset,
+            )
+            with open(path, "r+b") as fh:
+                fh.truncate(good_end)
+                fh.flush()
+                os.fsync(fh.fileno())
+
+    def _index(self, index: int, event: Mapping[str, Any], raw: bytes) -> None:
+        self._ring.append(raw)
+        if event.get("type") != EPISODE_ENDED:
+            return
+        eid = event.get("episode_id")
+        if not isinstance(eid, str):
+            return
+        if counts(event):
+            if eid not in self._completed:
+                self._completed.add(eid)
+                self._ended_at[eid] = index
+        elif eid not in self._completed:
+            self._ended_at[eid] = index
+
+    # ---------------------------------------------------------------- reading
+
+    @property
+    def offset(self) -> int:
+        """Number of events stored (also the ``seq`` of the latest one)."""
+        return len(self._pos) - 1
+
+    def completed_episode_ids(self) -> set[str]:
+        """Episode ids with an outcome that counts; re-running them would double-count."""
+        return set(self._completed)
+
+    def is_completed(self, episode_id: str) -> bool:
+        return episode_id in self._completed
+
+    def flush(self) -> None:
+        """Hand buffered lines to the OS (what survives a ``kill -9``)."""
+        if self._fh is not None and self._dirty:
+            self._fh.flush()
+            self._dirty = False
+
+    def replay(self, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
+        """Every stored event from offset ``start`` (0 = the first), as dicts."""
+        for raw in self.read_lines(start, stop):
+            event = _parse(raw)
+            if event is not None:
+                yield event
+
+    def read_lines(self, start: int = 0, stop: int | None = None) -> list[bytes]:
+        """Raw lines ``[start, stop)`` (newline included); from memory when recent."""
+        stop = self.offset if stop is None else min(stop, self.offset)
+        start = max(0, start)
+        if start >= stop:
+            return []
+        ring_base = self.offset - len(self._ring)
+        if start >= ring_base:
+            return [self._ring[i - ring_base] for i in range(start, stop)]
+        self.flush()
+        with open(self.events_path, "rb") as fh:
+            fh.seek(self._pos[start])
+            data = fh.read(self._pos[stop] - self._pos[start])
+        return data.splitlines(keepends=True)
+
+    async def read_lines_async(self, start: int, stop: int) -> list[bytes]:
+        """:meth:`read_lines` with disk reads in a worker thread."""
+        stop = min(stop, self.offset)
+        if start >= self.offset - len(self._ring):
+            return self.read_lines(start, stop)
+        self.flush()
+        return await anyio.to_thread.run_sync(self.read_lines, start, stop)
+
+    def episode_event(self, episode_id: str) -> dict[str, Any] | None:
+        """The ``episode.ended`` event of an episode: the one that counts, else the latest."""
+        index = self._ended_at.get(episode_id)
+        if index is None:
+            return None
+        lines = self.read_lines(index, index + 1)
+        return _parse(lines[0]) if lines else None
+
+    async def wait_beyond(self, offset: int) -> None:
+        """Return once more than ``offset`` events are stored (or the store closes)."""
+        while self.offset <= offset and not self._closed:
+            if self._changed is None:
+                self._changed = anyio.Event()
+            await self._changed.wait()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # ---------------------------------------------------------------- writing
+
+    async def append(self, event: Event | Mapping[str, Any]) -> int:
+        """Store one event; returns its ``seq`` (1-based position in the log)."""
+        if self._fh is None:
+            raise RuntimeError("the run store is closed")
+        given = event.to_json() if isinstance(event, Event) else dict(event)
+        seq = self.offset + 1
+        # "v" and "seq" first: readers find the seq without parsing the line
+        data = {"v": given.pop("v", SCHEMA_VERSION), "seq": seq}
+        given.pop("seq", None)
+        data.update(given)
+        raw = orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n"
+        self._fh.write(raw)
+        self._dirty = True
+        if data.get("type") in FLUSH_TYPES:
+            self.flush()
+        self._index(seq - 1, data, raw)
+        self._pos.append(self._pos[-1] + len(raw))
+        self._wake()
+        return seq
+
+    def _wake(self) -> None:
+        ev = self._changed
+        if ev is not None:
+            self._changed = None
+            ev.set()
+
+    async def consume(
+        self,
+        hub: EventHub,
+        *,
+        maxsize: int = 1024,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Write every event of ``hub`` until the hub closes.
+
+        Start it with ``await tg.start(store.consume, hub)``: it subscribes
+        (block policy: the log never drops anything) before reporting ready,
+        so no event published after that is missed. ``hub.close()`` ends it
+        once the queue is drained.
+        """
+        sub = hub.subscribe(maxsize=maxsize, policy="block")
+        task_status.started()
+        try:
+            async for event in sub:
+                await self.append(event)
+        finally:
+            sub.close()
+            self.flush()
+
+    def write_json(self, name: str, data: Any) -> Path:
+        """Write a results file (JSON) atomically inside the run directory."""
+        return self.write_bytes(name, _dumps_pretty(data))
+
+    def write_text(self, name: str, text: str) -> Path:
+        """Write a results file (text) atomically inside the run directory."""
+        return self.write_bytes(name, text.encode())
+
+    def write_bytes(self, name: str, data: bytes) -> Path:
+        """Write a results file (bytes, e.g. a plot) atomically inside the run directory."""
+        path = self.path_for(name)
+        if path.name in (MANIFEST, EVENTS, LOCK):
+            raise UserError(f"{name!r} is reserved for the run store")
+        atomic_write(path, data)
+        return path
+
+    def path_for(self, name: str) -> Path:
+        """``run_dir / name``, refusing names that escape the run directory."""
+        return safe_join(self.run_dir, name)
+
+    def close(self) -> None:
+        """Flush the log, release the directory lock; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._fh is not None:
+            self._fh.flush()
+            self._fh.close()
+            self._fh = None
+        if self._lock_fh is not None:
+            self._lock_fh.close()
+            self._lock_fh = None
+        self._wake()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def safe_join(root: Path, name: str) -> Path:
+    """``root / name`` if it stays inside ``root``; a :class:`UserError` otherwise."""
+    if not name or "\x00" in name:
+        raise UserError(f"bad file name {name!r}")
+    rel = Path(name)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise UserError(f"file name {name!r} leaves the run directory")
+    base = root.resolve()
+    path = (base / rel).resolve()
+    if path != base and base not in path.parents:
+        raise UserError(f"file name {name!r} leaves the run directory")
+    return path
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        event = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return event if isinstance(event, dict) and "type" in event else None
+
+
+def _dumps_pretty(data: Any) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY) + b"\n"
+
+
+def _load_manifest(run_dir: Path) -> dict[str, Any] | None:
+    path = run_dir / MANIFEST
+    if not path.exists():
+        others = [p.name for p in run_dir.iterdir() if p.name != LOCK]
+        if others:
+            raise UserError(
+                f"run dir {run_dir} is not empty and holds no {MANIFEST}; "
+                "use a new or empty --run-dir"
+            )
+        return None
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON ({exc}); use another --run-dir") from None
+    if not isinstance(data, dict) or "config" not in data:
+        raise UserError(f"{path} is not an agentbus run manifest; use another --run-dir")
+    return data
+
+
+def _lock(run_dir: Path) -> IO[bytes]:
+    """Hold an exclusive lock on the run dir: two writers would interleave lines."""
+    fh = open(run_dir / LOCK, "a+b")
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        raise UserError(
+            f"run dir {run_dir} is in use by another running process; "
+            "wait for it or use another --run-dir"
+        ) from None
+    return fh
