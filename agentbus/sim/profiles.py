@@ -17,7 +17,8 @@ rarely solves a multi-step task alone).
 
 Profiles are overridable from config: a mapping of name -> fields, merged
 over the built-in of that name, or over ``extends`` (default ``weak``) for a
-new name. Nested role fields merge too, so ``{"action": {"base": 0.9}}``
+new name (built-in names are overridden first, so a new profile extends
+the overridden parent). Nested role fields merge too, so ``{"action": {"base": 0.9}}``
 changes only that number.
 """
 
@@ -155,7 +156,10 @@ class ProfileSet:
 
     def __init__(self, overrides: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         fields = _builtin_fields()
-        for name, over in (overrides or {}).items():
+        # built-in names first, so a new profile extends the overridden parent
+        # whatever the order of the mapping
+        ordered = sorted((overrides or {}).items(), key=lambda item: item[0] not in fields)
+        for name, over in ordered:
             if not isinstance(over, Mapping):
                 raise UserError(f"profile {name!r}: expected a table of fields, got {over!r}")
             over = dict(over)
