@@ -1,0 +1,233 @@
+"""The dashboard in a real headless Chromium, driven over the DevTools protocol.
+
+No selenium or playwright: Chromium is started with ``--remote-debugging-port``
+and the test speaks the DevTools protocol over a WebSocket (aiohttp, already a
+dependency), evaluating JavaScript in the page to read what it shows. Events
+are published into a real EventHub behind a real LiveServer; the test checks
+that the episode counter and the phi bars follow them live, and that clicking
+an episode shows its message trace. Skipped when Chromium is not installed
+(Debian: ``apt-get install -y chromium``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import anyio
+import pytest
+
+from agentbus.events import EventHub
+from agentbus.server import LiveServer
+from agentbus.store import RunStore
+
+
+def chromium_binary() -> str | None:
+    for candidate in ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "chrome"):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    return None
+
+
+CHROMIUM = chromium_binary()
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+
+SLOTS = ["planning", "reasoning", "action", "reflection"]
+
+
+def ended(i: int) -> dict[str, Any]:
+    return {
+        "episode_id": f"ep{i}",
+        "task_id": f"t{i}",
+        "coalition": [s for k, s in enumerate(SLOTS) if i >> k & 1],
+        "slots": SLOTS,
+        "repeat": 0,
+        "outcome": {
+            "reward": float(i % 2),
+            "success": bool(i % 2),
+            "steps": 2,
+            "prompt_tokens": 50,
+            "completion_tokens": 5,
+            "trace": [
+                {"type": "Plan", "sender": "planning", "seq": 1, "text": f"plan for task t{i}"},
+                {"type": "Thought", "sender": "reasoning", "seq": 2, "text": "subtract three"},
+            ],
+        },
+    }
+
+
+def snapshot(scale: float) -> dict[str, Any]:
+    """An attribution snapshot in one of the shapes the dashboard reads."""
+    phi = {"planning": 0.1 * scale, "reasoning": 0.2 * scale, "action": -0.05, "reflection": 0.0}
+    return {"n": 10, "phi": phi, "ci": {s: [v - 0.05, v + 0.05] for s, v in phi.items()}}
+
+
+class Page:
+    """One page target of a headless Chromium, over the DevTools protocol."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.ws = ws
+        self.ids = itertools.count(1)
+
+    async def eval(self, expression: str) -> Any:
+        ident = next(self.ids)
+        await self.ws.send_json(
+            {
+                "id": ident,
+                "method": "Runtime.evaluate",
+                "params": {"expression": expression, "returnByValue": True},
+            }
+        )
+        while True:
+            msg = await self.ws.receive_json()
+            if msg.get("id") == ident:
+                result = msg.get("result", {})
+                if "exceptionDetails" in result:
+                    raise AssertionError(f"page error: {result['exceptionDetails']}")
+                return result.get("result", {}).get("value")
+
+    async def wait_for(self, expression: str, check: Callable[[Any], bool], timeout: float) -> Any:
+        """Poll ``expression`` until ``check`` holds; fail with the last value seen."""
+        value: Any = None
+        with anyio.move_on_after(timeout):
+            while True:
+                # the page may still be loading: an error counts as "not yet"
+                value = await self.eval(
+                    f"(() => {{ try {{ return {expression}; }} catch (e) {{ return null; }} }})()"
+                )
+                if value is not None and check(value):
+                    return value
+                await anyio.sleep(0.2)
+        raise AssertionError(f"{expression} never passed the check; last value {value!r}")
+
+
+@asynccontextmanager
+async def browser(url: str, profile: Path) -> AsyncIterator[Page]:
+    assert CHROMIUM is not None
+    args = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--remote-debugging-address=127.0.0.1",
+        "--remote-debugging-port=0",
+        url,
+    ]
+    proc = await anyio.open_process(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        port_file = profile / "DevToolsActivePort"
+        with anyio.fail_after(60):
+            while not port_file.exists() or not port_file.read_text().strip():
+                assert proc.returncode is None, "chromium exited early"
+                await anyio.sleep(0.1)
+        port = int(port_file.read_text().split()[0])
+        async with aiohttp.ClientSession() as session:
+            target = None
+            with anyio.fail_after(60):
+                while target is None:
+                    async with session.get(f"http://127.0.0.1:{port}/json/list") as resp:
+                        targets = await resp.json(content_type=None)
+                    target = next((t for t in targets if t.get("type") == "page"), None)
+                    if target is None:
+                        await anyio.sleep(0.1)
+            async with session.ws_connect(target["webSocketDebuggerUrl"], max_msg_size=0) as ws:
+                yield Page(ws)
+    finally:
+        with anyio.CancelScope(shield=True):
+            if proc.returncode is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                with anyio.move_on_after(10):
+                    await proc.wait()
+            if proc.returncode is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                await proc.wait()
+            await proc.aclose()
+
+
+BARS = (
+    "Array.from(document.querySelectorAll('#phi-chart rect.bar'))"
+    ".map(b => [b.dataset.slot, Number(b.dataset.phi), Number(b.getAttribute('width'))])"
+)
+DONE = (
+    "document.getElementById('done').textContent + '/' + "
+    "document.getElementById('total').textContent"
+)
+
+
+async def test_dashboard_follows_a_streaming_run(tmp_path: Path) -> None:
+    store = RunStore.open(tmp_path / "run", {"env": "demo"}, result_keys=["env"])
+    hub = EventHub()
+    # 127.0.0.2: not 127.0.0.1, so this also exercises the token the page passes on
+    server = LiveServer(hub, store, host="127.0.0.2", port=0)
+    try:
+        async with anyio.create_task_group() as tg:
+            await tg.start(store.consume, hub)
+            url = await server.start()
+            assert "token=" in url
+            await hub.publish("run.started", {"total": 40})
+            for i in range(3):
+                await hub.publish("episode.ended", ended(i))
+            await hub.publish("attribution.snapshot", snapshot(1.0))
+            try:
+                async with browser(url, tmp_path / "profile") as page:
+                    await page.wait_for(DONE, lambda v: v == "3/40", 60)
+                    bars = await page.wait_for(BARS, lambda v: v and len(v) == 4, 20)
+                    first = {slot: (phi, width) for slot, phi, width in bars}
+                    assert first["planning"][0] == pytest.approx(0.1)
+                    assert first["reasoning"][0] == pytest.approx(0.2)
+                    # the run goes on: the counter and the bars follow live
+                    for i in range(3, 15):
+                        await hub.publish("episode.ended", ended(i))
+                        await anyio.sleep(0.02)
+                    await page.wait_for(DONE, lambda v: v == "15/40", 20)
+                    await hub.publish("attribution.snapshot", snapshot(3.0))
+                    bars = await page.wait_for(
+                        BARS,
+                        lambda v: any(s == "planning" and abs(p - 0.3) < 1e-9 for s, p, _ in v),
+                        20,
+                    )
+                    second = {slot: (phi, width) for slot, phi, width in bars}
+                    assert second["reasoning"][0] == pytest.approx(0.6)
+                    assert second["planning"][1] > first["planning"][1]
+                    whiskers = await page.eval(
+                        "document.querySelectorAll('#phi-chart line.ci').length"
+                    )
+                    assert whiskers == 4 * 3
+                    rows = await page.eval(
+                        "document.querySelectorAll('#coalitions tbody tr').length"
+                    )
+                    assert rows == 15
+                    assert await page.eval("document.getElementById('conn').textContent") == "live"
+                    # click-through: one episode's message trace
+                    await page.eval(
+                        "document.querySelector('#recent tbody tr[data-episode=\"ep7\"]').click()"
+                    )
+                    trace = await page.wait_for(
+                        "document.getElementById('trace').innerText",
+                        lambda v: bool(v) and "subtract three" in v,
+                        20,
+                    )
+                    assert "plan for task t7" in trace
+            finally:
+                await server.stop()
+                hub.close()
+    finally:
+        store.close()
