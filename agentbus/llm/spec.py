@@ -73,6 +73,12 @@ def _parse_urls(spec: str, part: str) -> tuple[str, ...]:
     for url in urls:
         if not _URL_RE.match(url):
             raise _bad(spec, f"{url!r} is not an http(s) URL")
+        if "@" in url.split("://", 1)[1].split("/", 1)[0]:
+            # never echo the URL: its user info may be a secret
+            raise UserError(
+                f"bad model spec for backend {spec.partition(':')[0]!r}: a URL carries "
+                "credentials; put API keys in the backend's environment variable instead"
+            )
     if len(set(urls)) != len(urls):
         raise _bad(spec, "a replica URL is listed twice")
     return urls

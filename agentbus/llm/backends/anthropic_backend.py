@@ -5,9 +5,17 @@ the system prompt is a separate ``system=`` argument, only ``user`` and
 ``assistant`` turns exist, and two turns in a row from the same role are
 refused. :func:`to_messages_api` maps our OpenAI-shaped chat onto it:
 system turns are joined into ``system``, consecutive same-role turns are
-merged with a blank line between them. Anthropic has no seed, so a seed is
-only part of the cache key. ``top_p`` is sent only when it is not 1, because
-recent models refuse ``temperature`` and ``top_p`` together.
+merged with a blank line between them.
+
+Sampling: the current ``anthropic`` SDK has no ``temperature`` or ``top_p``
+arguments any more (recent Claude models fix their sampling), and Anthropic
+has no seed. Against Anthropic itself we therefore send none of them, and a
+seed or temperature only shapes the cache key. A compatible server named by
+URL (``anthropic:URL#MODEL`` or ANTHROPIC_BASE_URL: a gateway, vLLM's
+Messages route, the simulator) still honours them, so there ``temperature``
+(and ``top_p`` when not 1) travel in ``extra_body``; without them such a
+server samples at its default temperature 1 and the answers stop being
+reproducible.
 """
 
 from __future__ import annotations
@@ -113,16 +121,19 @@ class AnthropicBackend(Backend):
             "model": self.spec.model,
             "messages": turns,
             "max_tokens": params.max_tokens,
-            "temperature": params.temperature,
         }
         if system:
             kwargs["system"] = system
-        if params.top_p != 1.0:
-            kwargs["top_p"] = params.top_p
         if params.stop:
             kwargs["stop_sequences"] = list(params.stop)
-        if params.extra:
-            kwargs["extra_body"] = dict(params.extra)
+        body: dict[str, Any] = {}
+        if self.endpoint is not None:  # a compatible server: it still takes sampling options
+            body["temperature"] = params.temperature
+            if params.top_p != 1.0:
+                body["top_p"] = params.top_p
+        body.update(params.extra)
+        if body:
+            kwargs["extra_body"] = body
         return kwargs
 
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> Completion:
