@@ -88,7 +88,11 @@ def _level(raw: Any, index: int) -> tuple[Puzzle | None, str]:
         return None, "uses the staging area (working changes), which is not modelled"
     try:
         goal = load_repo(goal_raw, f"level {level_id}: goal_tree")
-        start = Repo(default_tree()) if start_raw is None else load_repo(start_raw, f"level {level_id}: start_tree")
+        start = (
+            Repo(default_tree())
+            if start_raw is None
+            else load_repo(start_raw, f"level {level_id}: start_tree")
+        )
     except TreeFormatError as exc:
         raise UserError(str(exc)) from None
     rule = pick_rule(str(c) for c in compare)
@@ -107,7 +111,11 @@ def _level(raw: Any, index: int) -> tuple[Puzzle | None, str]:
     for command in puzzle.solution:
         result = model.run(command)
         if not result.ok:
-            return None, f"official solution step {command!r} is not supported: {result.output.splitlines()[0]}"
+            return (
+                None,
+                f"official solution step {command!r} is not supported: "
+                f"{result.output.splitlines()[0]}",
+            )
     if not matches(model.repo, goal, rule):
         return None, "official solution does not reach the goal in this model"
     puzzle.difficulty = len(puzzle.solution)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from environments.git import remote
-from environments.git.args import Args, parse, split_line
+from environments.git.args import parse, split_line
 from environments.git.refs import GitError, check_new_name, is_plain_name, resolve
 from environments.git.tree import Branch, Commit, Repo, Tree, base_id, id_sort_key, state_key
 
@@ -171,7 +171,10 @@ class GitModel:
             return f"Switched to branch '{ref}'"
         commit = resolve(tree, ref)
         tree.head = commit
-        return f"Note: switching to '{ref}'.\nYou are in 'detached HEAD' state.\nHEAD is now at {commit}"
+        return (
+            f"Note: switching to '{ref}'.\nYou are in 'detached HEAD' state.\n"
+            f"HEAD is now at {commit}"
+        )
 
     def make_branch(self, name: str, ref: str) -> str:
         tree = self.tree
@@ -207,7 +210,10 @@ class GitModel:
         return f"[{self.where()} {cid}] new commit"
 
     def _branch(self, words: list[str]) -> str:
-        usage = "git branch [-f] <name> [<start-point>] | git branch -d <name> | git branch -u <upstream> [<name>]"
+        usage = (
+            "git branch [-f] <name> [<start-point>] | git branch -d <name> | "
+            "git branch -u <upstream> [<name>]"
+        )
         args = parse(
             "branch",
             words,
@@ -232,7 +238,10 @@ class GitModel:
                 if name not in tree.branches:
                     raise GitError(f"error: branch '{name}' not found.")
                 if name.startswith("o/"):
-                    raise GitError(f"error: '{name}' is a remote-tracking branch; use git push origin :{name[2:]}")
+                    raise GitError(
+                        f"error: '{name}' is a remote-tracking branch; "
+                        f"use git push origin :{name[2:]}"
+                    )
                 if tree.head == name:
                     raise GitError(f"error: cannot delete branch '{name}' checked out")
                 out.append(f"Deleted branch {name} (was {tree.branches.pop(name).target}).")
@@ -288,8 +297,13 @@ class GitModel:
             ) from None
 
     def _switch(self, words: list[str]) -> str:
-        usage = "git switch <branch> | git switch -c <new-branch> [<start-point>] | git switch --detach <commit>"
-        args = parse("switch", words, frozenset({"-c", "-C", "--create", "--detach", "-d"}), usage=usage)
+        usage = (
+            "git switch <branch> | git switch -c <new-branch> [<start-point>] | "
+            "git switch --detach <commit>"
+        )
+        args = parse(
+            "switch", words, frozenset({"-c", "-C", "--create", "--detach", "-d"}), usage=usage
+        )
         if args.has("-c", "-C", "--create"):
             return self._checkout(["-B" if args.has("-C") else "-b", *args.positional])
         (ref,) = args.expect(1, 1, usage)
@@ -301,7 +315,9 @@ class GitModel:
         if ref in tree.branches:
             raise GitError(f"fatal: a branch is expected, got remote branch '{ref}'")
         resolve(tree, ref)
-        raise GitError(f"fatal: a branch is expected, got '{ref}'\nhint: use 'git switch --detach {ref}'")
+        raise GitError(
+            f"fatal: a branch is expected, got '{ref}'\nhint: use 'git switch --detach {ref}'"
+        )
 
     def _merge(self, words: list[str]) -> str:
         usage = "git merge [--no-ff] <branch>"
@@ -424,7 +440,9 @@ class GitModel:
 
     def _tag(self, words: list[str]) -> str:
         usage = "git tag <name> [<commit>] | git tag -d <name>"
-        args = parse("tag", words, frozenset({"-d", "--delete", "-a", "-f"}), frozenset({"-m"}), usage)
+        args = parse(
+            "tag", words, frozenset({"-d", "--delete", "-a", "-f"}), frozenset({"-m"}), usage
+        )
         tree = self.tree
         if args.has("-d", "--delete"):
             (name,) = args.expect(1, 1, usage)
@@ -456,9 +474,11 @@ class GitModel:
         (ref,) = args.expect(0, 1, "git log [<commit>]") or ["HEAD"]
         tree = self.tree
         commit: str | None = resolve(tree, ref)
-        lines = []
+        lines: list[str] = []
         while commit is not None and len(lines) < 20:
             parents = tree.commits[commit].parents
-            lines.append(f"{commit}" + (f" (merge of {', '.join(parents)})" if len(parents) > 1 else ""))
+            lines.append(
+                f"{commit}" + (f" (merge of {', '.join(parents)})" if len(parents) > 1 else "")
+            )
             commit = parents[0] if parents else None
         return "\n".join(lines)
