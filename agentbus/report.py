@@ -1,0 +1,86 @@
+"""``python -m agentbus.report RUN_DIR``: rebuild the reports from the event log alone.
+
+Reads ``RUN_DIR/events.jsonl`` (a torn last line from a crash is skipped),
+replays its ``episode.ended`` events through the same collector the live
+service uses, and writes ``results.json``, ``results.md`` and the figures
+under ``RUN_DIR/plots/``; prints the paper-layout table. A missing or
+unreadable run directory is a one-line error and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.console import Console
+
+from agentbus.errors import UserError
+
+EVENTS = "events.jsonl"
+
+
+def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> dict[str, Any]:
+    """Write results.json, results.md (and plots) for ``run_dir``; return the results."""
+    from attribution.collect import collect_from_log
+    from attribution.results import build_results, to_markdown
+
+    if not run_dir.is_dir():
+        raise UserError(f"run directory {str(run_dir)!r} does not exist or is not a directory")
+    log = run_dir / EVENTS
+    if not log.is_file():
+        raise UserError(f"no {EVENTS} in {str(run_dir)!r}: not a run directory")
+    if not 0.5 < confidence < 1.0:
+        raise UserError(f"confidence must be between 0.5 and 1, got {confidence}")
+    try:
+        collector = collect_from_log(log)
+    except OSError as exc:
+        raise UserError(f"cannot read {log}: {exc.strerror or exc}") from None
+    if collector.slots is None:
+        raise UserError(f"{log} holds no episode.ended events with coalition data")
+    results = build_results(collector, confidence=confidence)
+    try:
+        (run_dir / "results.json").write_bytes(
+            orjson.dumps(results, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
+        )
+        (run_dir / "results.md").write_text(to_markdown(results), encoding="utf-8")
+        if plots:
+            from attribution.plots import write_plots
+
+            write_plots(results, run_dir / "plots")
+    except OSError as exc:
+        raise UserError(
+            f"cannot write reports into {str(run_dir)!r}: {exc.strerror or exc}"
+        ) from None
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m agentbus.report",
+        description="Rebuild results.json, results.md and plots from RUN_DIR/events.jsonl.",
+    )
+    parser.add_argument("run_dir", type=Path, help="run directory holding events.jsonl")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG/SVG figures")
+    parser.add_argument("--confidence", type=float, default=0.95, help="interval level")
+    parser.add_argument("--quiet", action="store_true", help="do not print the table")
+    args = parser.parse_args(argv)
+    try:
+        results = rebuild(args.run_dir, plots=not args.no_plots, confidence=args.confidence)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        from attribution.results import render_console
+
+        console = Console()
+        console.print(render_console(results))
+        console.print(f"wrote {args.run_dir / 'results.json'} and {args.run_dir / 'results.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

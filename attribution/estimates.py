@@ -1,0 +1,186 @@
+"""Attribution estimates with their uncertainty.
+
+An :class:`Estimates` holds one value per slot together with the covariance
+matrix of those values, so it can answer more than per-slot intervals: the
+interval of a difference ``phi_i - phi_j`` and a range of plausible ranks for
+each slot. Every interval comes in two flavours: the fixed-sample one
+(normal, or t when paired by task) and the anytime-valid one (see
+:func:`attribution.variance.anytime_factor`), which stays valid under
+adaptive stopping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from attribution.game import FloatArray
+from attribution.variance import anytime_factor
+
+
+class NotEstimable(ValueError):
+    """Raised while a value cannot be estimated yet (a coalition has no data)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    value: float
+    se: float
+    low: float
+    high: float
+
+    @property
+    def halfwidth(self) -> float:
+        return (self.high - self.low) / 2.0
+
+    def excludes_zero(self) -> bool:
+        return self.low > 0.0 or self.high < 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SlotEstimate:
+    slot: str
+    value: float
+    se: float
+    ci_low: float
+    ci_high: float
+    cs_low: float
+    cs_high: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "value": self.value,
+            "se": self.se,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "cs_low": self.cs_low,
+            "cs_high": self.cs_high,
+        }
+
+
+@dataclass(frozen=True)
+class Estimates:
+    """Per-slot estimates of one index (Shapley, Banzhaf, ...) with uncertainty.
+
+    ``method`` names how the standard errors were obtained (``independent``,
+    ``paired``, ``covariance``, ``stratified``, ``kernel-paired``); ``df`` is
+    the degrees of freedom of the t quantile (None: normal); ``units`` is the
+    number of independent units (episodes or tasks) behind the estimate, and
+    ``horizon`` the planned number of units the anytime-valid sequence is
+    tuned for.
+    """
+
+    kind: str
+    slots: tuple[str, ...]
+    values: FloatArray
+    cov: FloatArray
+    method: str
+    confidence: float = 0.95
+    df: float | None = None
+    units: int = 0
+    horizon: float = 1000.0
+    episodes: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def se(self) -> FloatArray:
+        return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+
+    @property
+    def quantile(self) -> float:
+        a = 1.0 - self.confidence
+        if self.df is None:
+            return float(stats.norm.ppf(1.0 - a / 2.0))
+        return float(stats.t.ppf(1.0 - a / 2.0, self.df))
+
+    @property
+    def anytime_multiplier(self) -> float:
+        return anytime_factor(self.units, self.horizon, 1.0 - self.confidence)
+
+    def halfwidths(self, anytime: bool = False) -> FloatArray:
+        mult = self.anytime_multiplier if anytime else self.quantile
+        return mult * self.se
+
+    @property
+    def ci_low(self) -> FloatArray:
+        return self.values - self.halfwidths()
+
+    @property
+    def ci_high(self) -> FloatArray:
+        return self.values + self.halfwidths()
+
+    def index(self, slot: str) -> int:
+        try:
+            return self.slots.index(slot)
+        except ValueError:
+            raise KeyError(f"unknown slot {slot!r}") from None
+
+    def __getitem__(self, slot: str) -> SlotEstimate:
+        i = self.index(slot)
+        se = float(self.se[i])
+        hw = self.quantile * se
+        cs = self.anytime_multiplier * se
+        v = float(self.values[i])
+        return SlotEstimate(slot, v, se, v - hw, v + hw, v - cs, v + cs)
+
+    def __iter__(self) -> Any:
+        return (self[s] for s in self.slots)
+
+    def value(self, slot: str) -> float:
+        return float(self.values[self.index(slot)])
+
+    def difference(self, a: str, b: str, *, anytime: bool = False) -> Interval:
+        """Interval for ``phi_a - phi_b`` (uses their covariance)."""
+        i, j = self.index(a), self.index(b)
+        var = self.cov[i, i] + self.cov[j, j] - 2.0 * self.cov[i, j]
+        se = float(np.sqrt(max(var, 0.0)))
+        mult = self.anytime_multiplier if anytime else self.quantile
+        d = float(self.values[i] - self.values[j])
+        return Interval(d, se, d - mult * se, d + mult * se)
+
+    def rank_intervals(self) -> dict[str, tuple[int, int]]:
+        """Plausible ranks (1 = largest) per slot, simultaneous over all pairs.
+
+        Slot i surely ranks below every j with phi_j - phi_i significantly
+        positive, and above every j it beats significantly; the pairwise tests
+        use a Bonferroni-corrected level so the whole set holds at
+        ``confidence``.
+        """
+        k = len(self.slots)
+        pairs = max(k * (k - 1) // 2, 1)
+        a = (1.0 - self.confidence) / pairs
+        if self.df is None:
+            q = float(stats.norm.ppf(1.0 - a / 2.0))
+        else:
+            q = float(stats.t.ppf(1.0 - a / 2.0, self.df))
+        out: dict[str, tuple[int, int]] = {}
+        for i, si in enumerate(self.slots):
+            above = below = 0
+            for j, sj in enumerate(self.slots):
+                if i == j:
+                    continue
+                d = self.difference(si, sj)
+                if d.value - q * d.se > 0:
+                    below += 1  # i beats j
+                elif d.value + q * d.se < 0:
+                    above += 1  # j beats i
+            out[si] = (1 + above, k - below)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        ranks = self.rank_intervals()
+        return {
+            "kind": self.kind,
+            "method": self.method,
+            "confidence": self.confidence,
+            "df": self.df,
+            "units": self.units,
+            "episodes": self.episodes,
+            "slots": {
+                s: {**self[s].to_dict(), "rank_low": ranks[s][0], "rank_high": ranks[s][1]}
+                for s in self.slots
+            },
+        }

@@ -1,0 +1,126 @@
+"""Figures for a results dict, as PNG and SVG (matplotlib, Agg backend).
+
+* ``shapley.{png,svg}``: phi per slot with 95% error bars, one bar group per
+  test model;
+* ``coalitions.{png,svg}``: success rate of every coalition, ordered by size
+  (the CapaBench paper's Figure 3), with a binomial-style error bar;
+* ``radar.{png,svg}``: phi per slot on a radar chart, one polygon per table
+  (test models, or environments when several runs are combined).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+FORMATS = ("png", "svg")
+
+
+def _save(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in FORMATS:
+        path = out_dir / f"{stem}.{fmt}"
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def plot_shapley(results: Mapping[str, Any], out_dir: Path, index: str = "shapley") -> list[Path]:
+    """Bars of phi per slot with interval error bars, one colour per test model."""
+    slots = list(results["slots"])
+    models = [m for m, s in results["models"].items() if s.get(index)]
+    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(slots), 3.6))
+    width = 0.8 / max(len(models), 1)
+    x = np.arange(len(slots))
+    for k, model in enumerate(models):
+        rows = results["models"][model][index]
+        vals = np.array([rows[s]["value"] for s in slots], dtype=float)
+        low = np.array([rows[s]["ci_low"] for s in slots], dtype=float)
+        high = np.array([rows[s]["ci_high"] for s in slots], dtype=float)
+        ax.bar(
+            x + (k - (len(models) - 1) / 2) * width,
+            vals,
+            width,
+            yerr=np.vstack([vals - low, high - vals]),
+            capsize=3,
+            label=model,
+        )
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xticks(x, slots)
+    conf = round(100 * float(results.get("confidence", 0.95)))
+    ax.set_ylabel(f"{index.capitalize()} value ({conf}% interval)")
+    if not models:
+        ax.text(0.5, 0.5, "not estimable yet", ha="center", transform=ax.transAxes)
+    else:
+        ax.legend(fontsize="small")
+    return _save(fig, out_dir, index)
+
+
+def plot_coalitions(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
+    """Success rate per coalition, ordered by size, one bar group per test model."""
+    models = list(results["models"])
+    keys = sorted(
+        {k for m in models for k in results["models"][m].get("coalitions", {})},
+        key=lambda k: (0 if k == "" else len(k.split("+")), k),
+    )
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * len(keys) + 1.5), 3.8))
+    width = 0.8 / max(len(models), 1)
+    x = np.arange(len(keys))
+    for k, model in enumerate(models):
+        table = results["models"][model].get("coalitions", {})
+        means = np.array([table.get(key, {}).get("mean") or 0.0 for key in keys], dtype=float)
+        ns = np.array([table.get(key, {}).get("n", 0) for key in keys], dtype=float)
+        p = (means * ns + 1) / (ns + 2)
+        err = 1.96 * np.sqrt(p * (1 - p) / np.maximum(ns, 1))
+        ax.bar(
+            x + (k - (len(models) - 1) / 2) * width, means, width, yerr=err, capsize=2, label=model
+        )
+    ax.set_xticks(x, [key or "(none)" for key in keys], rotation=60, ha="right", fontsize="small")
+    ax.set_ylabel("success rate")
+    ax.set_ylim(0, 1)
+    if models:
+        ax.legend(fontsize="small")
+    return _save(fig, out_dir, "coalitions")
+
+
+def plot_radar(
+    tables: Mapping[str, Mapping[str, float]], out_dir: Path, stem: str = "radar"
+) -> list[Path]:
+    """Radar chart: one polygon per table (model or environment), axes = slots."""
+    slots = sorted({s for row in tables.values() for s in row}, key=lambda s: s)
+    if tables:
+        first = next(iter(tables.values()))
+        slots = [s for s in first] + [s for s in slots if s not in first]
+    angles = np.linspace(0, 2 * np.pi, max(len(slots), 1), endpoint=False)
+    fig = plt.figure(figsize=(4.5, 4.5))
+    ax = fig.add_subplot(projection="polar")
+    for name, row in tables.items():
+        vals = np.array([row.get(s, 0.0) for s in slots], dtype=float)
+        ax.plot(np.append(angles, angles[:1]), np.append(vals, vals[:1]), label=name)
+        ax.fill(np.append(angles, angles[:1]), np.append(vals, vals[:1]), alpha=0.15)
+    ax.set_xticks(angles, slots)
+    if tables:
+        ax.legend(fontsize="small", loc="upper right", bbox_to_anchor=(1.3, 1.1))
+    return _save(fig, out_dir, stem)
+
+
+def write_plots(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
+    """Every figure for one results dict; returns the written paths."""
+    from attribution.multi import table_from_results
+
+    paths = plot_shapley(results, out_dir)
+    paths += plot_shapley(results, out_dir, "banzhaf")
+    paths += plot_coalitions(results, out_dir)
+    paths += plot_radar(table_from_results(results), out_dir)
+    return paths

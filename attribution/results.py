@@ -1,0 +1,241 @@
+"""The results file, its Markdown tables and the console table.
+
+``results.json`` (see issue 4)::
+
+    {"slots": [...], "default_model": "sim:weak", "confidence": 0.95,
+     "models": {TEST_MODEL: {
+         "coalitions": {KEY: {"n": int, "mean": float}},   # KEY: slots on test, '+'-joined
+         "shapley": {SLOT: {"value", "ci_low", "ci_high", "se", "cs_low", "cs_high",
+                            "rank_low", "rank_high"}} | null,
+         "banzhaf": {...} | null, "interactions": {"a*b": {...}} | null,
+         "se_method": "independent" | "paired" | "covariance", "within_task_rho": float,
+         "acc_default": float | null, "acc_test": float | null, "delta_acc": float | null,
+         "episodes": int, "failures": int, "not_estimable": str | null}},
+     "best": {"slots": {SLOT: TEST_MODEL}} | null}
+
+The Markdown follows the CapaBench paper's layout: one row per slot, then Acc
+and delta Acc, one column per test model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from attribution.allocation import within_task_correlation
+from attribution.collect import Collector
+from attribution.estimates import Estimates, NotEstimable
+from attribution.exact import banzhaf_values, interaction_values, shapley_values
+from attribution.game import Game
+
+Results = dict[str, Any]
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def _table(est: Estimates) -> dict[str, dict[str, Any]]:
+    return {k: {kk: _num(vv) for kk, vv in v.items()} for k, v in est.to_dict()["slots"].items()}
+
+
+def model_summary(
+    game: Game,
+    *,
+    confidence: float = 0.95,
+    failures: int = 0,
+    horizon: float | None = None,
+    interactions: bool = True,
+) -> dict[str, Any]:
+    """Everything the results file says about one test model's game."""
+    means = game.means
+    counts = game.counts
+    coalitions = {
+        game.key(m): {"n": int(counts[m]), "mean": _num(float(means[m]))}
+        for m in range(game.size)
+        if counts[m] > 0
+    }
+    out: dict[str, Any] = {
+        "coalitions": coalitions,
+        "shapley": None,
+        "banzhaf": None,
+        "interactions": None,
+        "se_method": None,
+        "within_task_rho": _num(within_task_correlation(game)),
+        "acc_default": _num(float(means[0])),
+        "acc_test": _num(float(means[game.full])),
+        "delta_acc": _num(float(means[game.full] - means[0])),
+        "episodes": game.episodes,
+        "failures": failures,
+        "not_estimable": None,
+    }
+    try:
+        shap = shapley_values(game, confidence=confidence, horizon=horizon)
+    except NotEstimable as exc:
+        out["not_estimable"] = str(exc)
+        return out
+    out["shapley"] = _table(shap)
+    out["se_method"] = shap.method
+    out["banzhaf"] = _table(banzhaf_values(game, confidence=confidence, horizon=horizon))
+    if interactions and game.n >= 2:
+        inter = interaction_values(game, confidence=confidence, horizon=horizon)
+        out["interactions"] = {
+            label: {k: v for k, v in row.items() if not k.startswith("rank")}
+            for label, row in _table(inter).items()
+        }
+    return out
+
+
+def best_combination(results: Mapping[str, Any]) -> dict[str, str] | None:
+    """Per slot, the test model with the highest Shapley value (None if none estimable)."""
+    best: dict[str, str] = {}
+    for slot in results["slots"]:
+        top: tuple[float, str] | None = None
+        for model, summary in results["models"].items():
+            shap = summary.get("shapley")
+            if not shap or shap.get(slot, {}).get("value") is None:
+                continue
+            v = float(shap[slot]["value"])
+            if top is None or v > top[0]:
+                top = (v, model)
+        if top is None:
+            return None
+        best[slot] = top[1]
+    return best
+
+
+def build_results(
+    collector: Collector, *, confidence: float = 0.95, horizon: float | None = None
+) -> Results:
+    """The results-file content for every test model the collector saw."""
+    slots = list(collector.slots or ())
+    models = {
+        model: model_summary(
+            game,
+            confidence=confidence,
+            failures=collector.failures.get(model, 0),
+            horizon=horizon,
+        )
+        for model, game in sorted(collector.games.items())
+    }
+    for model, count in collector.failures.items():
+        if model not in models:
+            models[model] = {"coalitions": {}, "shapley": None, "failures": count}
+    results: Results = {
+        "slots": slots,
+        "default_model": collector.default_model,
+        "confidence": confidence,
+        "models": models,
+        "best": None,
+    }
+    best = best_combination(results)
+    results["best"] = {"slots": best} if best else None
+    return results
+
+
+# -- presentation -------------------------------------------------------------
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    return "-" if x is None else f"{float(x):.{digits}f}"
+
+
+def _cell(row: Mapping[str, Any] | None) -> str:
+    if not row or row.get("value") is None:
+        return "n/a"
+    return f"{_fmt(row['value'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]"
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _index_rows(results: Mapping[str, Any], index: str) -> list[list[str]]:
+    models = list(results["models"])
+    rows = []
+    for slot in results["slots"]:
+        rows.append(
+            [slot] + [_cell((results["models"][m].get(index) or {}).get(slot)) for m in models]
+        )
+    rows.append(["Acc"] + [_fmt(results["models"][m].get("acc_test")) for m in models])
+    rows.append(["delta Acc"] + [_fmt(results["models"][m].get("delta_acc")) for m in models])
+    return rows
+
+
+def to_markdown(results: Mapping[str, Any]) -> str:
+    """The paper's tables (Shapley, Banzhaf), coalition rates and the best combination."""
+    models = list(results["models"])
+    conf = round(100 * float(results.get("confidence", 0.95)))
+    default = results.get("default_model") or "default"
+    parts = [
+        f"# Attribution results\n\nDefault model: `{default}`. Cells: value [{conf}% interval]."
+    ]
+    parts.append(
+        "## Shapley values\n\n" + _md_table(["slot", *models], _index_rows(results, "shapley"))
+    )
+    parts.append(
+        "## Banzhaf values\n\n" + _md_table(["slot", *models], _index_rows(results, "banzhaf"))
+    )
+    acc_default = [_fmt(results["models"][m].get("acc_default")) for m in models]
+    notes = []
+    for m in models:
+        s = results["models"][m]
+        line = (
+            f"- `{m}`: {s.get('episodes', 0)} episodes, {s.get('failures', 0)} infrastructure "
+            f"failures (not counted), SE {s.get('se_method') or 'n/a'}, Acc of the default "
+            f"agent {acc_default[models.index(m)]}"
+        )
+        if s.get("not_estimable"):
+            line += f"; {s['not_estimable']}"
+        notes.append(line)
+    parts.append("\n".join(notes))
+    keys = sorted(
+        {k for m in models for k in results["models"][m].get("coalitions", {})},
+        key=lambda k: (0 if k == "" else len(k.split("+")), k),
+    )
+    rows = []
+    for key in keys:
+        row = [key or "(none)"]
+        for m in models:
+            c = results["models"][m].get("coalitions", {}).get(key)
+            row.append("-" if c is None else f"{_fmt(c['mean'])} (n={c['n']})")
+        rows.append(row)
+    parts.append(
+        "## Success rate per coalition (slots on the test model)\n\n"
+        + _md_table(["coalition", *models], rows)
+    )
+    best = results.get("best")
+    if best and best.get("slots"):
+        parts.append(
+            "## Best combination\n\n"
+            + _md_table(["slot", "model"], [[s, f"`{m}`"] for s, m in best["slots"].items()])
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def render_console(results: Mapping[str, Any]) -> Group:
+    """A rich renderable: the Shapley/Banzhaf table in the paper's layout."""
+    models = list(results["models"])
+    conf = round(100 * float(results.get("confidence", 0.95)))
+    tables = []
+    for index in ("shapley", "banzhaf"):
+        table = Table(title=f"{index.capitalize()} values ({conf}% intervals)")
+        table.add_column("slot", style="bold")
+        for m in models:
+            table.add_column(m, justify="right")
+        for row in _index_rows(results, index):
+            table.add_row(*row)
+        tables.append(table)
+    extra = []
+    for m in models:
+        reason = results["models"][m].get("not_estimable")
+        if reason:
+            extra.append(Text(f"{m}: {reason}", style="yellow"))
+    return Group(*tables, *extra)

@@ -1,0 +1,263 @@
+"""Shapley estimators for many slots (up to 20), where 2^n coalitions are too many.
+
+Two estimators, each with its own sampling distribution over coalitions and
+standard errors from the episodes it saw:
+
+:class:`StratifiedShapley`
+    phi_i = (1/n) sum_k [E v(T + i) - E v(T)] over uniformly random T of size
+    k without i. A coalition S of size s drawn uniformly among size-s sets is,
+    for every slot i in S, a uniform draw of "T + i" with |T| = s - 1, and for
+    every slot outside S a uniform draw of "T" with |T| = s. So every episode
+    updates one stratum of *every* slot (as in stratified SVARM, Kolpaczki et
+    al. 2024). Sizes are drawn with Neyman proportions (sqrt of each size's
+    weight in the variance, times its reward spread).
+:class:`KernelShapPaired`
+    KernelSHAP's constrained regression with the exact Shapley-kernel matrix
+    A and paired sampling (a coalition and its complement, ideally on the same
+    task), following Covert & Lee (2021). With A exact, the estimate is linear
+    in the mean of g = (z r(S) + (1 - z) r(N - S)) / 2 plus (v(N) - v(0)) / n,
+    so it is unbiased, exactly efficient, and its covariance is the sample
+    covariance of g over pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from math import comb
+
+import numpy as np
+
+from attribution.estimates import Estimates, NotEstimable
+from attribution.game import FloatArray, Game
+
+
+def _bits(mask: int, n: int) -> np.ndarray:
+    return (mask >> np.arange(n)) & 1
+
+
+def _random_subset(rng: np.random.Generator, n: int, size: int) -> int:
+    chosen = rng.choice(n, size=size, replace=False) if size else np.empty(0, dtype=np.int64)
+    return int(np.sum(1 << chosen.astype(np.int64))) if size else 0
+
+
+class _Episodes:
+    """Growable (mask, task, reward) arrays."""
+
+    def __init__(self) -> None:
+        self.masks: list[int] = []
+        self.rewards: list[float] = []
+
+    def add(self, mask: int, reward: float) -> None:
+        self.masks.append(mask)
+        self.rewards.append(float(reward))
+
+
+class StratifiedShapley:
+    """Size-stratified Shapley estimator where every episode updates every slot."""
+
+    def __init__(self, slots: Sequence[str]) -> None:
+        self._game = Game(slots)  # for names <-> masks only
+        self.slots = self._game.slots
+        self.n = len(self.slots)
+        n = self.n
+        self.in_n = np.zeros((n, n))
+        self.in_sum = np.zeros((n, n))
+        self.out_n = np.zeros((n, n))
+        self.out_sum = np.zeros((n, n))
+        self.in_sq = np.zeros((n, n))
+        self.out_sq = np.zeros((n, n))
+        self._eps = _Episodes()
+
+    @property
+    def episodes(self) -> int:
+        return len(self._eps.masks)
+
+    def mask(self, coalition: Iterable[str]) -> int:
+        return self._game.mask(coalition)
+
+    def add(self, coalition: Iterable[str], reward: float) -> None:
+        self.add_mask(self.mask(coalition), reward)
+
+    def add_mask(self, mask: int, reward: float) -> None:
+        bits = _bits(mask, self.n).astype(bool)
+        s = int(bits.sum())
+        idx = np.arange(self.n)
+        if s:
+            self.in_n[idx[bits], s - 1] += 1
+            self.in_sum[idx[bits], s - 1] += reward
+            self.in_sq[idx[bits], s - 1] += reward * reward
+        if s < self.n:
+            self.out_n[idx[~bits], s] += 1
+            self.out_sum[idx[~bits], s] += reward
+            self.out_sq[idx[~bits], s] += reward * reward
+        self._eps.add(mask, reward)
+
+    def _size_weights(self) -> FloatArray:
+        """Per coalition size s: sum over its strata of 1/(share of size s)."""
+        n = self.n
+        s = np.arange(n + 1, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            a = np.where(s >= 1, 1.0 / np.maximum(s, 1), 0.0) + np.where(
+                s <= n - 1, 1.0 / np.maximum(n - s, 1), 0.0
+            )
+        return a
+
+    def size_probabilities(self) -> FloatArray:
+        """Neyman proportions over coalition sizes 0..n."""
+        a = self._size_weights()
+        sd = np.full(self.n + 1, 0.5)
+        if self.episodes > 4 * (self.n + 1):
+            masks = np.asarray(self._eps.masks)
+            rewards = np.asarray(self._eps.rewards)
+            sizes = np.array([bin(int(m)).count("1") for m in masks])
+            for size in range(self.n + 1):
+                r = rewards[sizes == size]
+                p = (r.sum() + 1.0) / (len(r) + 2.0)
+                sd[size] = np.sqrt(max(p * (1 - p), float(np.var(r)) if len(r) > 1 else 0.0))
+        q = np.sqrt(a) * sd
+        return np.asarray(q / q.sum())
+
+    def sample(self, rng: np.random.Generator) -> int:
+        """Next coalition (mask): every stratum first, then Neyman over sizes."""
+        empty = np.argwhere(np.concatenate([self.in_n, self.out_n], axis=1) == 0)
+        if len(empty):
+            i, col = (int(x) for x in empty[0])
+            if col < self.n:  # an "in" stratum: size col + 1 including i
+                others = _random_subset(rng, self.n - 1, col)
+                return _insert_bit(others, i, 1)
+            k = col - self.n
+            others = _random_subset(rng, self.n - 1, k)
+            return _insert_bit(others, i, 0)
+        size = int(rng.choice(self.n + 1, p=self.size_probabilities()))
+        return _random_subset(rng, self.n, size)
+
+    def estimates(self, confidence: float = 0.95, horizon: float | None = None) -> Estimates:
+        if np.any(self.in_n == 0) or np.any(self.out_n == 0):
+            raise NotEstimable("not estimable yet: some size strata have no episodes")
+        n = self.n
+        mean_in = self.in_sum / self.in_n
+        mean_out = self.out_sum / self.out_n
+        values = (mean_in - mean_out).sum(axis=1) / n
+        masks = np.asarray(self._eps.masks, dtype=np.int64)
+        rewards = np.asarray(self._eps.rewards)
+        bits = ((masks[None, :] >> np.arange(n)[:, None]) & 1).astype(bool)  # n x E
+        size = bits.sum(axis=0)
+        rows = np.arange(n)[:, None]
+        k_in = np.clip(size - 1, 0, n - 1)[None, :].repeat(n, 0)
+        k_out = np.clip(size, 0, n - 1)[None, :].repeat(n, 0)
+        m_e = np.where(bits, self.in_n[rows, k_in], self.out_n[rows, k_out])
+        mu_e = np.where(bits, mean_in[rows, k_in], mean_out[rows, k_out])
+        w = np.where(bits, 1.0, -1.0) / (n * m_e)
+        wr = w * (rewards[None, :] - mu_e)
+        cov = wr @ wr.T
+        # Shrinkage: a stratum at 0/m or m/m keeps a Laplace-smoothed variance.
+        excess = np.zeros(n)
+        for total, sq, cnt in (
+            (self.in_sum, self.in_sq, self.in_n),
+            (self.out_sum, self.out_sq, self.out_n),
+        ):
+            mean = total / cnt
+            plug = np.maximum(sq / cnt - mean * mean, 0.0)
+            p = (total + 1.0) / (cnt + 2.0)
+            excess += (np.maximum(p * (1 - p) - plug, 0.0) / cnt).sum(axis=1) / n**2
+        cov = cov + np.diag(excess)
+        return Estimates(
+            kind="shapley",
+            slots=self.slots,
+            values=values,
+            cov=cov,
+            method="stratified",
+            confidence=confidence,
+            units=self.episodes,
+            horizon=horizon if horizon is not None else 1000.0,
+            episodes=self.episodes,
+        )
+
+
+def _insert_bit(others: int, i: int, bit: int) -> int:
+    """Spread an (n-1)-bit mask around position i and set bit i to ``bit``."""
+    low = others & ((1 << i) - 1)
+    high = (others >> i) << (i + 1)
+    return low | high | (bit << i)
+
+
+class KernelShapPaired:
+    """KernelSHAP with paired (coalition + complement) sampling and exact A."""
+
+    def __init__(self, slots: Sequence[str]) -> None:
+        self._game = Game(slots)
+        self.slots = self._game.slots
+        self.n = len(self.slots)
+        if self.n < 2:
+            raise ValueError("KernelSHAP needs at least two slots")
+        n = self.n
+        sizes = np.arange(1, n)
+        p = 1.0 / (sizes * (n - sizes))
+        self.size_p = p / p.sum()
+        off = float(np.sum(self.size_p * sizes * (sizes - 1)) / (n * (n - 1)))
+        a = np.full((n, n), off)
+        np.fill_diagonal(a, 0.5)
+        a_inv = np.linalg.inv(a)
+        one = np.ones(n)
+        a1 = a_inv @ one
+        self._project = a_inv - np.outer(a1, a1) / float(one @ a1)
+        self.v0: list[float] = []
+        self.vn: list[float] = []
+        self.pairs: list[FloatArray] = []
+
+    @property
+    def episodes(self) -> int:
+        return len(self.v0) + len(self.vn) + 2 * len(self.pairs)
+
+    def sample_pair(self, rng: np.random.Generator) -> tuple[int, int]:
+        """A coalition drawn from the Shapley kernel, and its complement."""
+        size = int(rng.choice(np.arange(1, self.n), p=self.size_p))
+        mask = _random_subset(rng, self.n, size)
+        return mask, (1 << self.n) - 1 - mask
+
+    def add_pair(self, mask: int, reward: float, complement_reward: float) -> None:
+        z = _bits(mask, self.n).astype(np.float64)
+        self.pairs.append(0.5 * (z * reward + (1.0 - z) * complement_reward))
+
+    def add_empty(self, reward: float) -> None:
+        self.v0.append(float(reward))
+
+    def add_full(self, reward: float) -> None:
+        self.vn.append(float(reward))
+
+    def estimates(self, confidence: float = 0.95, horizon: float | None = None) -> Estimates:
+        if len(self.v0) < 2 or len(self.vn) < 2 or len(self.pairs) < 2:
+            raise NotEstimable(
+                "not estimable yet: need two episodes each of the empty and full coalitions "
+                "and two pairs"
+            )
+        n = self.n
+        g = np.asarray(self.pairs)
+        g_mean = g.mean(axis=0)
+        v0 = float(np.mean(self.v0))
+        vn = float(np.mean(self.vn))
+        values = self._project @ g_mean + (vn - v0) / n
+        cov_g = np.cov(g, rowvar=False, ddof=1) / len(g)
+        cov = self._project @ np.atleast_2d(cov_g) @ self._project.T
+
+        def shrunk(xs: list[float]) -> float:
+            arr = np.asarray(xs)
+            p = (arr.sum() + 1.0) / (len(arr) + 2.0)
+            return max(p * (1 - p), float(np.var(arr, ddof=1))) / len(arr)
+
+        cov = cov + (shrunk(self.v0) + shrunk(self.vn)) / n**2
+        return Estimates(
+            kind="shapley",
+            slots=self.slots,
+            values=np.asarray(values),
+            cov=cov,
+            method="kernel-paired",
+            confidence=confidence,
+            units=len(self.pairs),
+            horizon=horizon if horizon is not None else 1000.0,
+            episodes=self.episodes,
+        )
+
+
+def n_coalitions_of_size(n: int, s: int) -> int:
+    return comb(n, s)

@@ -1,0 +1,248 @@
+"""Live attribution: estimates that update as episodes end, and what to run next.
+
+The service subscribes to ``episode.ended`` on the run's EventHub (``block``
+policy: the estimates must see every outcome), keeps one game per test model
+(O(1) per event; an exact game's estimates cost O(2^n n) plus one pass over
+the episodes when a snapshot is built), and publishes ``attribution.snapshot``
+events at most every ``snapshot_interval_s``. It also answers the adaptive
+scheduler: :meth:`suggest` (which coalitions, as a whole task block or a single
+episode) and :meth:`done` (every slot's interval narrower than the target).
+
+Start it with ``await tg.start(service.run)`` so that it is subscribed before
+the first episode ends; it runs until the hub closes or it is cancelled, and
+publishes a final snapshot on the way out when anything changed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import numpy as np
+import structlog
+from anyio.abc import TaskStatus
+
+from agentbus.events import EPISODE_ENDED, EventHub
+from attribution.allocation import (
+    BLOCK_RHO,
+    MAX_BLOCK,
+    block_repeats,
+    neyman_scores,
+    open_slots,
+    within_task_correlation,
+)
+from attribution.collect import Collector
+from attribution.estimates import Estimates, NotEstimable
+from attribution.exact import shapley_matrix, shapley_values
+from attribution.results import model_summary
+
+SNAPSHOT = "attribution.snapshot"
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """What to run next for one test model.
+
+    ``mode`` is ``block`` (run every listed coalition on one fresh task, with
+    the given repeats) or ``single`` (one episode of the one coalition, on
+    any task). Coalitions are results-file keys ('' = all default).
+    """
+
+    test_model: str
+    mode: str
+    coalitions: list[tuple[str, int]] = field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def episodes(self) -> int:
+        return sum(k for _, k in self.coalitions)
+
+
+class AttributionService:
+    """Online Shapley/Banzhaf estimates per test model, snapshots and allocation."""
+
+    def __init__(
+        self,
+        hub: EventHub,
+        slots: Iterable[str],
+        *,
+        snapshot_interval_s: float = 1.0,
+        confidence: float = 0.95,
+        adaptive: bool = False,
+        target_halfwidth: float | None = None,
+        horizon: float | None = None,
+        test_models: Iterable[str] = (),
+        costs: Mapping[str, float] | None = None,
+    ) -> None:
+        self.hub = hub
+        self.slots = tuple(slots)
+        self.snapshot_interval_s = float(snapshot_interval_s)
+        self.confidence = float(confidence)
+        self.adaptive = adaptive
+        self.target_halfwidth = target_halfwidth
+        self.horizon = horizon
+        self.costs = dict(costs or {})
+        self.collector = Collector(self.slots)
+        for model in test_models:
+            self.collector.game(model)
+        self.snapshots_published = 0
+        self._dirty = False
+        self._last_publish = 0.0
+        self._cache: dict[str, Estimates | None] = {}
+
+    # -- feeding ------------------------------------------------------------
+
+    def observe(self, payload: Mapping[str, Any]) -> bool:
+        """Feed one ``episode.ended`` payload (live, or replayed from the log)."""
+        entered = self.collector.observe(payload)
+        if entered:
+            self._cache.pop(str(payload.get("test_model")), None)
+        self._dirty = self._dirty or entered
+        return entered
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Consume episode events and publish snapshots until the hub closes."""
+        sub = self.hub.subscribe([EPISODE_ENDED], policy="block", maxsize=4096)
+        task_status.started()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._ticker)
+                async for event in sub:
+                    self.observe(event.data)
+                    if time.monotonic() - self._last_publish >= self.snapshot_interval_s:
+                        await self.publish_snapshot()
+                tg.cancel_scope.cancel()
+        finally:
+            sub.close()
+            if self._dirty:
+                with anyio.move_on_after(1.0, shield=True):
+                    await self.publish_snapshot()
+
+    async def _ticker(self) -> None:
+        """Publish pending changes even when episodes stop arriving."""
+        while True:
+            await anyio.sleep(max(self.snapshot_interval_s, 0.01))
+            if self._dirty:
+                await self.publish_snapshot()
+
+    async def publish_snapshot(self) -> None:
+        self._last_publish = time.monotonic()
+        self._dirty = False
+        if not self.hub.wants(SNAPSHOT):
+            return
+        await self.hub.publish(SNAPSHOT, self.snapshot())
+        self.snapshots_published += 1
+
+    # -- reading ------------------------------------------------------------
+
+    def estimates(self, test_model: str) -> Estimates | None:
+        """Shapley estimates for one test model (None while not estimable)."""
+        if test_model in self._cache:
+            return self._cache[test_model]
+        game = self.collector.games.get(test_model)
+        est: Estimates | None = None
+        if game is not None:
+            try:
+                est = shapley_values(game, confidence=self.confidence, horizon=self.horizon)
+            except NotEstimable:
+                est = None
+        self._cache[test_model] = est
+        return est
+
+    def snapshot(self) -> dict[str, Any]:
+        """JSON-friendly state: per test model coalitions, Shapley, Banzhaf, intervals."""
+        models = {
+            model: model_summary(
+                game,
+                confidence=self.confidence,
+                failures=self.collector.failures.get(model, 0),
+                horizon=self.horizon,
+                interactions=False,
+            )
+            for model, game in self.collector.games.items()
+        }
+        for model, count in self.collector.failures.items():
+            models.setdefault(model, {"coalitions": {}, "shapley": None, "failures": count})
+        snap: dict[str, Any] = {
+            "slots": list(self.slots),
+            "default_model": self.collector.default_model,
+            "confidence": self.confidence,
+            "episodes": self.collector.episodes,
+            "failures": sum(self.collector.failures.values()),
+            "models": models,
+            "adaptive": self.adaptive,
+        }
+        if self.target_halfwidth is not None:
+            snap["target_halfwidth"] = self.target_halfwidth
+            snap["done"] = self.done(self.target_halfwidth)
+        return snap
+
+    def halfwidths(self, test_model: str, *, anytime: bool | None = None) -> np.ndarray | None:
+        est = self.estimates(test_model)
+        if est is None:
+            return None
+        return est.halfwidths(anytime=self.adaptive if anytime is None else anytime)
+
+    def done(self, target_halfwidth: float | None = None, *, anytime: bool | None = None) -> bool:
+        """Every slot of every test model has an interval narrower than the target.
+
+        Uses the anytime-valid interval when the run is adaptive (``anytime``
+        overrides), so stopping on it keeps the stated coverage.
+        """
+        target = self.target_halfwidth if target_halfwidth is None else target_halfwidth
+        if target is None or not self.collector.games:
+            return False
+        for model in self.collector.games:
+            hw = self.halfwidths(model, anytime=anytime)
+            if hw is None or not bool(np.all(hw <= target)):
+                return False
+        return True
+
+    # -- scheduling ---------------------------------------------------------
+
+    def widest_model(self) -> str | None:
+        """The test model whose widest interval is widest (or one not estimable yet)."""
+        worst: tuple[float, str] | None = None
+        for model in self.collector.games:
+            hw = self.halfwidths(model)
+            width = math.inf if hw is None else float(np.max(hw))
+            if worst is None or width > worst[0]:
+                worst = (width, model)
+        return None if worst is None else worst[1]
+
+    def suggest(self, test_model: str | None = None) -> Suggestion:
+        """What to run next: a task block while tasks correlate, else one coalition.
+
+        Blocks (every coalition on one fresh task, Neyman repeats for the heavy
+        ones) are used while the estimated within-task correlation exceeds
+        ``BLOCK_RHO`` (and before it can be estimated), for games of at most
+        ``MAX_BLOCK`` coalitions. Otherwise the greedy Neyman rule picks the
+        coalition with the largest variance reduction per cost, counting only
+        slots still wider than the target.
+        """
+        model = test_model or self.widest_model()
+        if model is None:
+            raise NotEstimable("no test model known yet: pass test_models or feed episodes first")
+        game = self.collector.game(model)
+        coef = shapley_matrix(game.n)
+        hw = self.halfwidths(model, anytime=False)
+        target = self.target_halfwidth if self.target_halfwidth is not None else 0.0
+        weights = open_slots(hw, target) if hw is not None else None
+        rho = within_task_correlation(game) if game.n_tasks >= 10 else 1.0
+        if game.size <= MAX_BLOCK and rho >= BLOCK_RHO:
+            plan = block_repeats(game, coef, slot_weights=weights)
+            items = [(game.key(m), k) for m, k in plan.repeats.items()]
+            return Suggestion(model, "block", items, f"within-task correlation {rho:.2f}")
+        cost = None
+        if self.costs:
+            cost = np.array([self.costs.get(game.key(m), 1.0) for m in range(game.size)])
+        score = neyman_scores(game, coef, slot_weights=weights, cost=cost)
+        best = int(np.argmax(score))
+        reason = "missing coalition" if game.counts[best] == 0 else "greedy Neyman"
+        return Suggestion(model, "single", [(game.key(best), 1)], reason)
