@@ -180,6 +180,9 @@ class CabinetRules(Rules):
     def key_order(self) -> list[str] | None:
         return self.order
 
+    def vocabulary(self) -> set[str]:
+        return super().vocabulary() | set(DOORS)
+
     def feasible(self, act: Act) -> bool:
         if act.verb == "PICK" and act.args:
             return self.scene.reaches(act.robot, act.args[0])

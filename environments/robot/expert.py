@@ -1,0 +1,137 @@
+"""The simulated expert for the robot environment (``agentbus.sim.expert.Expert``).
+
+It finds the task from the prompt's ``## Task`` section, rebuilds the true
+state by replaying the history's actions on the initial scene, and knows the
+correct next round from the optimal policy. It judges the upstream plan,
+thought and reflection against that state and writes answers per role. The
+action module, when correct, writes the right round even under a wrong
+thought; when wrong it follows a wrong thought, or makes a mistake of its own.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+
+from agentbus.environment import Task
+from agentbus.llm.types import ChatMessage
+from agentbus.sim.expert import ExpertQuery, Upstream, Verdict
+from environments.robot.prompt import sections
+from environments.robot.situation import Situation, understand
+from environments.robot.tasks import ENV, scene_of
+from environments.robot.writer import (
+    fence,
+    malformed_action,
+    plan_good,
+    plan_text,
+    reflection_text,
+    thought_text,
+    wrong_plan,
+    wrong_reflection,
+    wrong_round,
+    wrong_thought,
+)
+
+_TASK_ID = re.compile(r"Robot collaboration task (\S+) \(kind:")
+#: how many understood prompts to keep (assess and respond see the same prompt)
+_CACHE = 256
+
+
+class RobotExpert:
+    """Optimal-policy expert for sweep, cabinet, sandwich and sort tasks."""
+
+    env = ENV
+
+    def __init__(self) -> None:
+        self._by_text: dict[str, Task] = {}
+        self._by_id: dict[str, Task] = {}
+        self._seen: OrderedDict[tuple[str, str, str], Situation] = OrderedDict()
+
+    def add_tasks(self, tasks: Iterable[Task]) -> None:
+        for task in tasks:
+            if task.env == ENV:
+                self._by_text[task.instruction.strip()] = task
+                self._by_id[task.id] = task
+
+    def find_task(self, messages: Sequence[ChatMessage]) -> Task | None:
+        user = "\n".join(m["content"] for m in messages if m["role"] != "system")
+        body = sections(user).get("Task")
+        if body is None:
+            return None
+        task = self._by_text.get(body.strip())
+        if task is None:
+            m = _TASK_ID.search(body)
+            task = self._by_id.get(m.group(1)) if m else None
+        return task
+
+    def situation(self, query: ExpertQuery) -> Situation:
+        key = (query.task.id, query.role, query.user)
+        sit = self._seen.get(key)
+        if sit is None:
+            sit = understand(query.task, scene_of(query.task), query.user)
+            self._seen[key] = sit
+            if len(self._seen) > _CACHE:
+                self._seen.popitem(last=False)
+        return sit
+
+    # --- judging -----------------------------------------------------------------
+    def assess(self, query: ExpertQuery) -> Upstream:
+        if query.role not in ("reasoning", "action", "reflection"):
+            return Upstream()
+        sit = self.situation(query)
+        plan_txt = sit.parts.get("Plan")
+        plan = plan_good(sit, plan_txt) if plan_txt else None
+        thought: bool | None = None
+        reflection: bool | None = None
+        if query.role == "action" and sit.parts.get("Current thought"):
+            thought = sit.good_round(sit.parts["Current thought"])
+        if query.role == "reflection" and sit.last is not None and sit.last.thought:
+            thought = sit.good_round(sit.last.thought, sit.before_last)
+        if query.role == "reasoning" and sit.parts.get("Latest reflection"):
+            text = sit.parts["Latest reflection"]
+            # a reflection stays in the prompt for later rounds: judge it against the
+            # state it was written for (right after the latest rejected step)
+            reflection = sit.good_round(text, sit.after_rejected or sit.state)
+        return Upstream(plan=plan, thought=thought, reflection=reflection)
+
+    # --- writing -----------------------------------------------------------------
+    def respond(self, query: ExpertQuery, verdict: Verdict, rng: random.Random) -> str:
+        if query.role == "planning":
+            return self._planning(query, verdict, rng)
+        if query.role not in ("reasoning", "action", "reflection"):
+            return "I will coordinate the robots one round at a time."
+        sit = self.situation(query)
+        rules, state = sit.rules, sit.state
+        if query.role == "reasoning":
+            if verdict.malformed:
+                return "Let me look at the robots again. The scene has several objects on it."
+            if verdict.correct:
+                return thought_text(rules, state)
+            return wrong_thought(rules, state, rng)
+        if query.role == "action":
+            return self._action(sit, verdict, rng)
+        if verdict.malformed:
+            return "Something went wrong in the last step."
+        return reflection_text(sit) if verdict.correct else wrong_reflection(sit, rng)
+
+    def _planning(self, query: ExpertQuery, verdict: Verdict, rng: random.Random) -> str:
+        rules = understand(query.task, scene_of(query.task), "").rules
+        if verdict.malformed:
+            return "Plan: get the robots to finish the task together."
+        return plan_text(rules) if verdict.correct else wrong_plan(rules, rng)
+
+    def _action(self, sit: Situation, verdict: Verdict, rng: random.Random) -> str:
+        rules, state = sit.rules, sit.state
+        thought = sit.proposal(sit.parts.get("Current thought", ""))
+        thought_ok = bool(thought) and rules.is_good(state, thought)
+        if verdict.correct:
+            rnd = thought if thought_ok else rules.policy(state)
+        elif thought and not thought_ok:
+            rnd = thought  # misled by a wrong thought
+        else:
+            rnd = wrong_round(rules, state, rng)
+        if verdict.malformed:
+            return malformed_action(rules, rnd, rng)
+        return fence(rules, rnd)

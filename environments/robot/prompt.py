@@ -1,0 +1,71 @@
+"""Reading a PRAF prompt (docs/prompt-contract.md) the way the expert needs it.
+
+The user message is a list of ``## `` sections; the history is one block per
+finished round (``Round k`` / ``Thought:`` / ``Action:`` / ``Feedback:``). The
+expert needs each round's action text, to replay it on the initial scene.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_HEADER = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
+_ROUND = re.compile(r"^\W*Round\s+(\d+)\b.*$", re.MULTILINE)
+_ACTION = re.compile(r"^\W*Action:[ \t]?", re.MULTILINE)
+_FEEDBACK = re.compile(r"^\W*Feedback:[ \t]?", re.MULTILINE)
+_THOUGHT = re.compile(r"^\W*Thought:[ \t]?", re.MULTILINE)
+
+
+def sections(user: str) -> dict[str, str]:
+    """``## title`` -> body (up to the next ``## `` line); the first one wins."""
+    out: dict[str, str] = {}
+    heads = list(_HEADER.finditer(user))
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(user)
+        out.setdefault(m.group(1).strip(), user[m.end() : end].strip())
+    return out
+
+
+@dataclass(frozen=True)
+class HistoryRound:
+    number: int
+    thought: str
+    action: str
+    feedback: str
+
+    @property
+    def executed(self) -> bool:
+        """False for a step the action module could not parse (the env never saw it)."""
+        a = self.action.strip()
+        return bool(a) and not a.startswith("(invalid") and a != "(none)"
+
+
+def _between(block: str, start: re.Pattern[str], end: re.Pattern[str] | None) -> str:
+    m = start.search(block)
+    if m is None:
+        return ""
+    rest = block[m.end() :]
+    if end is not None:
+        e = end.search(rest)
+        if e is not None:
+            rest = rest[: e.start()]
+    return rest.strip()
+
+
+def history_rounds(history: str) -> list[HistoryRound]:
+    """The rounds of a ``## History`` (or ``## Last step``) body, in order."""
+    heads = list(_ROUND.finditer(history))
+    rounds: list[HistoryRound] = []
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(history)
+        block = history[m.end() : end]
+        rounds.append(
+            HistoryRound(
+                number=int(m.group(1)),
+                thought=_between(block, _THOUGHT, _ACTION),
+                action=_between(block, _ACTION, _FEEDBACK),
+                feedback=_between(block, _FEEDBACK, None),
+            )
+        )
+    return rounds

@@ -1,0 +1,90 @@
+"""What the expert knows about one prompt: the task's rules and the true state.
+
+The state is rebuilt by replaying the prompt's history (each executed step's
+action text) on the initial scene through the environment's own
+:class:`~environments.robot.runner.World`, so expert and environment agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentbus.environment import Task
+from environments.robot.parser import extract_acts, extract_round
+from environments.robot.prompt import HistoryRound, history_rounds, sections
+from environments.robot.rules import Rules
+from environments.robot.runner import World
+from environments.robot.scene import Act, Round, Scene, State
+
+
+@dataclass
+class Situation:
+    """A prompt, understood: its sections, the rules and the states along the history."""
+
+    task: Task
+    rules: Rules
+    parts: dict[str, str]
+    #: states before the first step and after each executed step
+    states: list[State] = field(default_factory=list)
+    #: the state before the last history round (what the last thought was about)
+    before_last: State | None = None
+    last: HistoryRound | None = None
+    #: the state right after the latest rejected step (what a reflection is about)
+    after_rejected: State | None = None
+
+    @property
+    def state(self) -> State:
+        return self.states[-1]
+
+    @property
+    def vocab(self) -> set[str]:
+        return self.rules.vocabulary()
+
+    def proposal(self, text: str) -> Round:
+        """The round a text proposes; robots it does not mention WAIT."""
+        found = extract_round(text, self.rules.robots, self.rules.verb_names(), self.vocab)
+        if not found:
+            return {}
+        return {r: found.get(r, Act(r, "WAIT")) for r in self.rules.robots}
+
+    def mentions(self, text: str) -> list[Act]:
+        return extract_acts(text, self.rules.robots, self.rules.verb_names(), self.vocab)
+
+    def good_round(self, text: str, state: State | None = None) -> bool:
+        rnd = self.proposal(text)
+        return bool(rnd) and self.rules.is_good(state or self.state, rnd)
+
+
+def understand(task: Task, scene: Scene, user: str) -> Situation:
+    parts = sections(user)
+    world = World(scene)
+    rounds = history_rounds(parts.get("History", ""))
+    last_step = history_rounds(parts.get("Last step", ""))
+    if last_step and all(r.number != last_step[-1].number for r in rounds):
+        rounds.append(last_step[-1])
+    states = [world.state.copy()]
+    before_last: State | None = None
+    after_rejected: State | None = None
+    for i, r in enumerate(rounds):
+        if i == len(rounds) - 1:
+            before_last = world.state.copy()
+        if r.executed and not world.done:
+            world.execute(r.action)
+        states.append(world.state.copy())
+        if is_rejected(r.feedback):
+            after_rejected = states[-1]
+    return Situation(
+        task=task,
+        rules=world.rules,
+        parts=parts,
+        states=states,
+        before_last=before_last,
+        last=rounds[-1] if rounds else None,
+        after_rejected=after_rejected,
+    )
+
+
+def is_rejected(feedback: str) -> bool:
+    """Whether a step's feedback reports a rejected round (ours, or the episode's)."""
+    text = feedback.lstrip()
+    return text.startswith("Invalid action") or "Rejected, nothing of this round" in text

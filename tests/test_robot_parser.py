@@ -1,0 +1,94 @@
+"""EXECUTE parsing: several rounds per answer, malformed lines, stop at the first invalid."""
+
+from __future__ import annotations
+
+from test_robot_rules import sweep_world
+
+from agentbus.messages import ActionProposed
+from environments.robot.env import RobotEnvironment
+from environments.robot.parser import extract_round, parse_execute
+from environments.robot.scene import Act
+from environments.robot.tasks import task_for
+
+
+def test_several_execute_blocks_are_several_rounds() -> None:
+    text = """```action
+EXECUTE
+NAME: Alice ACTION: MOVE red_cube
+NAME: Bob ACTION: MOVE red_cube
+
+EXECUTE
+NAME: Alice ACTION: WAIT
+- NAME: Bob, ACTION: SWEEP Red_Cube.
+```"""
+    rounds = parse_execute(text)
+    assert [r.errors for r in rounds] == [[], []]
+    assert rounds[0].acts == [
+        Act("Alice", "MOVE", ("red_cube",)),
+        Act("Bob", "MOVE", ("red_cube",)),
+    ]
+    assert rounds[1].acts[1] == Act("Bob", "SWEEP", ("red_cube",))
+
+
+def test_malformed_lines_are_errors_of_their_round() -> None:
+    rounds = parse_execute("EXECUTE\nNAME: Alice ACTION: WAIT\nBob -> SWEEP red_cube\n")
+    assert len(rounds) == 1
+    assert rounds[0].acts == [Act("Alice", "WAIT")]
+    assert "'Bob -> SWEEP red_cube' is not of the form" in rounds[0].errors[0]
+    assert parse_execute("NAME: Alice ACTION:\n")[0].errors
+    assert parse_execute("nothing to see here") == []
+
+
+def test_action_lines_without_execute_form_one_round() -> None:
+    rounds = parse_execute("NAME: Alice ACTION: WAIT\nNAME: Bob ACTION: MOVE blue_cube")
+    assert len(rounds) == 1 and len(rounds[0].acts) == 2
+
+
+def test_sort_keyword_round_trips() -> None:
+    act = parse_execute("EXECUTE\nNAME: Bob ACTION: pick blue_square place panel3")[0].acts[0]
+    assert act.args == ("blue_square", "place", "panel3")
+    assert act.line == "NAME: Bob ACTION: PICK blue_square PLACE panel3"
+
+
+def test_prose_round_extraction_uses_the_last_next_round_marker() -> None:
+    vocab = {"red_cube", "blue_cube"}
+    text = (
+        "Earlier Alice MOVE blue_cube was done.\n"
+        "Next round: Alice WAIT; Bob SWEEP red_cube while holding"
+    )
+    rnd = extract_round(text, ["Alice", "Bob"], ["MOVE", "SWEEP", "WAIT", "DUMP"], vocab)
+    assert rnd == {"Alice": Act("Alice", "WAIT"), "Bob": Act("Bob", "SWEEP", ("red_cube",))}
+
+
+async def test_env_runs_rounds_in_order_and_stops_at_the_first_invalid() -> None:
+    scene = sweep_world().scene
+    env = RobotEnvironment()
+    await env.reset(task_for("t-parse", scene))
+    text = """EXECUTE
+NAME: Alice ACTION: MOVE red_cube
+NAME: Bob ACTION: MOVE red_cube
+EXECUTE
+NAME: Alice ACTION: DUMP
+NAME: Bob ACTION: SWEEP red_cube
+EXECUTE
+NAME: Alice ACTION: WAIT
+NAME: Bob ACTION: SWEEP red_cube"""
+    fb = await env.step(ActionProposed(text=text))
+    assert not fb.valid and fb.needs_reflection and not fb.done
+    assert fb.data["executed"] == 1 and fb.data["proposed"] == 3
+    assert "Executed round 1: Alice MOVE red_cube; Bob MOVE red_cube." in fb.text
+    assert "proposed round 2: Alice: DUMP is invalid: the dustpan is empty" in fb.text
+    assert "Alice must WAIT" in fb.text
+    assert "Rounds proposed after it were not executed either." in fb.text
+    # the third round never ran: the cube is still on the table
+    assert env.world is not None and env.world.state.location["red_cube"] == "table"
+
+
+async def test_env_reports_malformed_lines_and_missing_blocks() -> None:
+    env = RobotEnvironment()
+    await env.reset(task_for("t-parse2", sweep_world().scene))
+    fb = await env.step(ActionProposed(text="EXECUTE\nNAME: Alice ACTION: WAIT\nBob sweeps\n"))
+    assert not fb.valid and "'Bob sweeps' is not of the form" in fb.text
+    fb = await env.step(ActionProposed(text="Alice waits and Bob moves"))
+    assert not fb.valid and "no robot actions found" in fb.text
+    assert env.world is not None and env.world.state.rounds == 0
