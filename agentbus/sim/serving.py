@@ -142,12 +142,15 @@ class ServingModel:
     @asynccontextmanager
     async def slot(self, prompt_text: str, prompt_tokens: int) -> AsyncIterator[Slot]:
         """Wait for a batch slot, then hold it while the caller decodes."""
-        self.waiting += 1
-        self.max_waiting = max(self.max_waiting, self.waiting)
         try:
-            await self._slots.acquire()
-        finally:
-            self.waiting -= 1
+            self._slots.acquire_nowait()
+        except anyio.WouldBlock:
+            self.waiting += 1
+            self.max_waiting = max(self.max_waiting, self.waiting)
+            try:
+                await self._slots.acquire()
+            finally:
+                self.waiting -= 1
         try:
             self.running += 1
             self.max_running = max(self.max_running, self.running)
