@@ -89,21 +89,35 @@ def _entry(slot: str, value: Any, payload: Mapping[str, Any]) -> dict[str, Any] 
 
 
 def normalize_snapshot(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """``[{"slot", "phi", "lo", "hi"}]`` from an ``attribution.snapshot`` payload.
+    """``[{"slot", "phi", "lo", "hi"[, "model"]}]`` from an ``attribution.snapshot`` payload.
 
-    Tolerant on purpose: the attribution service owns the payload, and this
-    reads the common shapes (``phi: {slot: x}`` with ``ci``/``se`` tables,
-    ``phi: {slot: {phi, lo, hi}}``, a list of ``{slot, phi, ...}``, or any of
-    these under ``estimates``/``shapley``). Unknown shapes give ``[]``.
+    Tolerant on purpose: the attribution service owns the payload. This reads
+    its shape (``models: {test_model: {shapley: {slot: {value, ci_low,
+    ci_high, se}}}}``, one row per model and slot) and the other common ones
+    (``phi: {slot: x}`` with ``ci``/``se`` tables, ``phi: {slot: {phi, lo,
+    hi}}``, a list of ``{slot, phi, ...}``). Unknown shapes give ``[]``.
     """
-    for key in ("phi", "shapley", "estimates", "values_by_slot", "slots"):
+    models = payload.get("models")
+    if isinstance(models, Mapping):
+        rows: list[dict[str, Any]] = []
+        for model, summary in models.items():
+            if isinstance(summary, Mapping):
+                for row in _slot_rows(summary):
+                    rows.append({**row, "model": str(model)})
+        if rows:
+            return rows
+    return _slot_rows(payload)
+
+
+def _slot_rows(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    for key in ("shapley", "phi", "estimates", "values_by_slot"):
         table = payload.get(key)
         rows: list[dict[str, Any]] = []
         if isinstance(table, Mapping):
-            if any(k in table for k in ("phi", "estimates")) and not all(
+            if any(k in table for k in ("phi", "shapley", "estimates")) and not all(
                 isinstance(v, int | float) for v in table.values()
             ):
-                rows = normalize_snapshot(table)
+                rows = _slot_rows(table)
             else:
                 for slot, value in table.items():
                     row = _entry(str(slot), value, payload)
@@ -122,10 +136,20 @@ def normalize_snapshot(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def coalition_key(coalition: Any) -> str:
-    """A stable label of a coalition (the slots using the test model)."""
+    """The project's coalition key: member slots joined by '+' ('' = none).
+
+    Payloads list the members in slot order already; a string is taken as is.
+    """
     if isinstance(coalition, list | tuple):
-        return "+".join(sorted(str(s) for s in coalition)) or "(none)"
-    return "(none)" if coalition in (None, "") else str(coalition)
+        return "+".join(str(s) for s in coalition)
+    return "" if coalition is None else str(coalition)
+
+
+def coalition_members(key: str) -> frozenset[str]:
+    """The member set of a coalition key (``,`` or ``+`` separated; '' or 'none' = empty)."""
+    if key.strip().lower() in ("", "none", "(none)"):
+        return frozenset()
+    return frozenset(s for s in key.replace(",", "+").split("+") if s)
 
 
 class RunState:
@@ -143,7 +167,7 @@ class RunState:
         self.reward_sum = 0.0
         self.successes = 0
         self.seen: set[str] = set()
-        self.coalitions: dict[str, dict[str, Any]] = {}
+        self.coalitions: dict[tuple[str, str], dict[str, Any]] = {}
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
         self.snapshot: list[dict[str, Any]] = []
         self.snapshot_raw: dict[str, Any] | None = None
@@ -192,12 +216,14 @@ class RunState:
         self.llm_calls += int(outcome.get("llm_calls", 0) or 0)
         self._window.append((ts, prompt + completion))
         key = coalition_key(event.get("coalition"))
-        row = self.coalitions.get(key)
+        model = str(event.get("test_model") or "")
+        row = self.coalitions.get((model, key))
         if row is None:
             coalition = event.get("coalition")
-            row = self.coalitions[key] = {
+            row = self.coalitions[(model, key)] = {
                 "coalition": list(coalition) if isinstance(coalition, list | tuple) else [],
                 "key": key,
+                "test_model": model,
                 "n": 0,
                 "reward_sum": 0.0,
                 "successes": 0,
@@ -223,6 +249,7 @@ class RunState:
                 "episode_id": eid,
                 "task_id": event.get("task_id"),
                 "coalition": key,
+                "test_model": model,
                 "repeat": event.get("repeat"),
                 "reward": reward,
                 "success": success,
@@ -252,11 +279,16 @@ class RunState:
         eps, tps = self.rates(now)
         done = self.base_done + self.done
         coalitions = []
-        for row in sorted(self.coalitions.values(), key=lambda r: (len(r["coalition"]), r["key"])):
+        rows = sorted(
+            self.coalitions.values(),
+            key=lambda r: (r["test_model"], len(r["coalition"]), r["key"]),
+        )
+        for row in rows:
             n = row["n"]
             coalitions.append(
                 {
                     "key": row["key"],
+                    "test_model": row["test_model"],
                     "coalition": row["coalition"],
                     "n": n,
                     "mean_reward": row["reward_sum"] / n if n else None,
@@ -280,6 +312,7 @@ class RunState:
             "offset": self.last_seq,
             "dropped": self.dropped,
             "phi": self.snapshot,
+            "phi_episodes": _snapshot_count(self.snapshot_raw),
             "coalitions": coalitions,
             "recent": list(self.recent),
         }
@@ -302,8 +335,20 @@ class RunState:
         return " | ".join(parts)
 
 
+def _snapshot_count(raw: Mapping[str, Any] | None) -> int | None:
+    """How many episodes the latest snapshot was estimated from, when it says."""
+    if not raw:
+        return None
+    for key in ("n", "episodes", "n_episodes", "count"):
+        value = raw.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
 def _phi_text(row: Mapping[str, Any]) -> str:
-    text = f"{row['slot']}={row['phi']:+.3f}"
+    name = f"{row['slot']}@{row['model']}" if row.get("model") else row["slot"]
+    text = f"{name}={row['phi']:+.3f}"
     if row.get("lo") is not None and row.get("hi") is not None:
         text += f"[{row['lo']:+.3f},{row['hi']:+.3f}]"
     return text
@@ -341,6 +386,11 @@ class Progress:
                 await self._run_live(sub)
         finally:
             sub.close()
+            with anyio.CancelScope(shield=True):  # cancelled: count what was published
+                while len(sub.mailbox):
+                    self.state.apply((await sub.get()).to_json())
+            if self.plain:
+                print(self.state.line() + " | finished", file=self.file, flush=True)
 
     async def _pump(self, sub: Any, done: anyio.Event) -> None:
         try:
@@ -364,7 +414,6 @@ class Progress:
                 if text != last:
                     print(text, file=self.file, flush=True)
                     last = text
-        print(self.state.line() + " | finished", file=self.file, flush=True)
 
     async def _run_live(self, sub: Any) -> None:
         from rich.console import Console
@@ -402,6 +451,7 @@ class Progress:
             parts.append(ProgressBar(total=total, completed=min(s["done"], total), width=60))
         if s["phi"]:
             table = Table(box=None, pad_edge=False)
+            table.add_column("test model")
             table.add_column("slot")
             table.add_column("phi", justify="right")
             table.add_column("95% interval", justify="right")
@@ -411,6 +461,6 @@ class Progress:
                     if row.get("lo") is not None and row.get("hi") is not None
                     else ""
                 )
-                table.add_row(row["slot"], f"{row['phi']:+.3f}", ci)
+                table.add_row(row.get("model", ""), row["slot"], f"{row['phi']:+.3f}", ci)
             parts.append(table)
         return Group(*parts)

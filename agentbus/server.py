@@ -34,7 +34,7 @@ from aiohttp import WSMsgType, web
 
 from agentbus.errors import UserError
 from agentbus.events import EventHub
-from agentbus.progress import RunState, coalition_key
+from agentbus.progress import RunState, coalition_key, coalition_members
 from agentbus.store import EVENTS, LOCK, RunStore, safe_join
 
 log = structlog.get_logger(__name__)
@@ -79,7 +79,7 @@ class StreamFilter:
     start: int | None
     types: frozenset[str] | None
     episode: str | None
-    coalition: str | None
+    coalition: frozenset[str] | None
     trace: bool
 
     @classmethod
@@ -97,9 +97,8 @@ class StreamFilter:
             if start < 0:
                 raise web.HTTPBadRequest(text="from must be 0 or more")
         types = frozenset(t for t in q.get("type", "").split(",") if t) or None
-        coalition = q.get("coalition")
-        if coalition is not None:
-            coalition = coalition_key([s for s in coalition.replace(",", "+").split("+") if s])
+        raw_coalition = q.get("coalition")
+        coalition = None if raw_coalition is None else coalition_members(raw_coalition)
         return cls(
             start=start,
             types=types,
@@ -125,7 +124,8 @@ class StreamFilter:
         if self.episode is not None and event.get("episode_id") != self.episode:
             return None
         if self.coalition is not None and (
-            "coalition" not in event or coalition_key(event["coalition"]) != self.coalition
+            "coalition" not in event
+            or coalition_members(coalition_key(event["coalition"])) != self.coalition
         ):
             return None
         outcome = event.get("outcome")

@@ -118,6 +118,27 @@ def manifest_differences(
     return diffs
 
 
+SECRET_WORDS = ("token", "api_key", "apikey", "secret", "password")
+
+
+def redact(data: Any) -> Any:
+    """A copy with secret-looking values (tokens, API keys) set to None.
+
+    The manifest is a file anyone with the run directory can read, and the
+    live server shows it: credentials have no place in it.
+    """
+    if isinstance(data, Mapping):
+        return {
+            k: None
+            if any(w in str(k).lower() for w in SECRET_WORDS) and data[k] is not None
+            else redact(data[k])
+            for k in data
+        }
+    if isinstance(data, list):
+        return [redact(x) for x in data]
+    return data
+
+
 def package_versions() -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for name in VERSIONED:
@@ -202,12 +223,14 @@ class RunStore:
                     "versions": package_versions(),
                     "result_keys": list(result_keys),
                     "resumes": [],
-                    "config": manifest,
+                    "config": redact(manifest),
                 }
                 store = cls(run_dir, stored)
                 resumed = False
             else:
-                diffs = manifest_differences(stored.get("config", {}), manifest, result_keys)
+                diffs = manifest_differences(
+                    stored.get("config", {}), redact(manifest), result_keys
+                )
                 if diffs:
                     raise UserError(
                         f"run dir {run_dir} was made with "
@@ -411,6 +434,11 @@ class RunStore:
             async for event in sub:
                 await self.append(event)
         finally:
+            # Cancelled (the run's task group ends)? What was already published
+            # is in the queue: write it too, so a final event is never lost.
+            with anyio.CancelScope(shield=True):
+                while len(sub.mailbox) and self._fh is not None:
+                    await self.append(await sub.get())
             sub.close()
             self.flush()
 

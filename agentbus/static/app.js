@@ -67,13 +67,13 @@ function entry(slot, value, payload) {
   return { slot, phi, lo: isNum(lo) ? lo : null, hi: isNum(hi) ? hi : null };
 }
 
-function normalizeSnapshot(payload) {
-  for (const key of ["phi", "shapley", "estimates", "values_by_slot", "slots"]) {
+function slotRows(payload) {
+  for (const key of ["shapley", "phi", "estimates", "values_by_slot"]) {
     const t = payload[key];
     let rows = [];
     if (t && typeof t === "object" && !Array.isArray(t)) {
-      const nested = ("phi" in t || "estimates" in t) && !Object.values(t).every(isNum);
-      if (nested) rows = normalizeSnapshot(t);
+      const nested = ("phi" in t || "shapley" in t || "estimates" in t) && !Object.values(t).every(isNum);
+      if (nested) rows = slotRows(t);
       else for (const [slot, v] of Object.entries(t)) { const r = entry(slot, v, payload); if (r) rows.push(r); }
     } else if (Array.isArray(t)) {
       for (const item of t) {
@@ -89,13 +89,28 @@ function normalizeSnapshot(payload) {
   return [];
 }
 
+// The attribution service's shape: {models: {test_model: {shapley: {slot: {value, ci_low, ci_high}}}}}
+function normalizeSnapshot(payload) {
+  const models = payload.models;
+  if (models && typeof models === "object" && !Array.isArray(models)) {
+    const rows = [];
+    for (const [model, summary] of Object.entries(models)) {
+      if (summary && typeof summary === "object") for (const r of slotRows(summary)) rows.push({ ...r, model });
+    }
+    if (rows.length) return rows;
+  }
+  return slotRows(payload);
+}
+
 // ---- local state ----------------------------------------------------------
 let state = null;
 
+// the project's key: members in slot order joined by "+", "" for none
 function coalitionKey(c) {
-  if (Array.isArray(c)) return c.map(String).sort().join("+") || "(none)";
-  return c === null || c === undefined || c === "" ? "(none)" : String(c);
+  if (Array.isArray(c)) return c.map(String).join("+");
+  return c === null || c === undefined ? "" : String(c);
 }
+const showKey = (k) => k || "(none)";
 
 function counts(ev) {
   const o = ev.outcome || {};
@@ -105,13 +120,14 @@ function counts(ev) {
 function fromStatus(s) {
   const coalitions = new Map();
   for (const c of s.coalitions || []) {
-    coalitions.set(c.key, { key: c.key, size: (c.coalition || []).length, n: c.n,
+    coalitions.set((c.test_model || "") + "|" + c.key, { key: c.key, model: c.test_model || "",
+      size: (c.coalition || []).length, n: c.n,
       rewardSum: (c.mean_reward || 0) * c.n, successes: (c.success_rate || 0) * c.n, errors: c.errors });
   }
   return { offset: s.offset || 0, total: s.total, done: s.done, errors: s.errors,
     rewardSum: (s.mean_reward || 0) * (s.done_this_process || 0), counted: s.done_this_process || 0,
     eps: s.episodes_per_s, tps: s.tokens_per_s, phi: s.phi || [], coalitions,
-    recent: s.recent || [], finished: s.finished, snapshotN: null };
+    recent: s.recent || [], finished: s.finished, snapshotN: s.phi_episodes ?? null };
 }
 
 function apply(ev) {
@@ -120,18 +136,19 @@ function apply(ev) {
   if (ev.type === "episode.ended") {
     const o = ev.outcome || {};
     const key = coalitionKey(ev.coalition);
-    let row = state.coalitions.get(key);
+    const model = ev.test_model ? String(ev.test_model) : "";
+    let row = state.coalitions.get(model + "|" + key);
     if (!row) {
-      row = { key, size: Array.isArray(ev.coalition) ? ev.coalition.length : 0, n: 0,
+      row = { key, model, size: Array.isArray(ev.coalition) ? ev.coalition.length : 0, n: 0,
         rewardSum: 0, successes: 0, errors: 0 };
-      state.coalitions.set(key, row);
+      state.coalitions.set(model + "|" + key, row);
     }
     const reward = isNum(o.reward) ? o.reward : 0;
     if (counts(ev)) {
       state.done += 1; state.counted += 1; state.rewardSum += reward;
       row.n += 1; row.rewardSum += reward; row.successes += o.success ? 1 : 0;
     } else { state.errors += 1; row.errors += 1; }
-    state.recent.unshift({ seq: ev.seq, episode_id: ev.episode_id, task_id: ev.task_id, coalition: key,
+    state.recent.unshift({ seq: ev.seq, episode_id: ev.episode_id, task_id: ev.task_id, coalition: key, test_model: model,
       reward, success: !!o.success, steps: o.steps || 0,
       tokens: (o.prompt_tokens || 0) + (o.completion_tokens || 0), error_kind: o.error_kind || null,
       error: o.error || null });
@@ -139,7 +156,7 @@ function apply(ev) {
   } else if (ev.type === "attribution.snapshot") {
     const rows = normalizeSnapshot(ev);
     if (rows.length) state.phi = rows;
-    state.snapshotN = ev.n ?? ev.episodes ?? null;
+    state.snapshotN = ev.n ?? ev.episodes ?? ev.n_episodes ?? ev.count ?? null;
   } else if (ev.type === "run.started") {
     if (isNum(ev.total)) state.total = ev.total;
     state.finished = false;
@@ -187,17 +204,18 @@ function renderPhi() {
   $("phi-n").textContent = state.snapshotN ? "(" + state.snapshotN + " episodes)" : "";
   svg.replaceChildren();
   if (!rows.length) { svg.setAttribute("height", "0"); return; }
-  const width = 720, label = 110, right = 170, rowH = 28;
+  const width = 720, label = 150, right = 170, rowH = 28;
   let span = 0.05;
   for (const r of rows) for (const x of [r.phi, r.lo, r.hi]) if (isNum(x)) span = Math.max(span, Math.abs(x));
   const plotW = width - label - right;
   const x = (v) => label + plotW / 2 + (v / span) * (plotW / 2);
   svg.setAttribute("height", String(rows.length * rowH + 10));
   svg.appendChild(svgEl("line", { class: "axis", x1: x(0), x2: x(0), y1: 0, y2: rows.length * rowH + 4 }));
+  const several = new Set(rows.map((r) => r.model || "")).size > 1;
   rows.forEach((r, i) => {
     const y = 5 + i * rowH;
-    const g = svgEl("g", { class: "phi-row", "data-slot": r.slot });
-    g.appendChild(svgEl("text", { x: 0, y: y + 16 }, r.slot));
+    const g = svgEl("g", { class: "phi-row", "data-slot": r.slot, "data-model": r.model || "" });
+    g.appendChild(svgEl("text", { x: 0, y: y + 16 }, several ? r.slot + " · " + r.model : r.slot));
     const x0 = Math.min(x(0), x(r.phi));
     const w = Math.max(1, Math.abs(x(r.phi) - x(0)));
     g.appendChild(svgEl("rect", { class: "bar " + (r.phi >= 0 ? "pos" : "neg"), x: x0, y: y + 4,
@@ -214,11 +232,13 @@ function renderPhi() {
 }
 
 function renderCoalitions() {
-  const rows = [...state.coalitions.values()].sort((a, b) => a.size - b.size || a.key.localeCompare(b.key));
+  const rows = [...state.coalitions.values()].sort(
+    (a, b) => a.model.localeCompare(b.model) || a.size - b.size || a.key.localeCompare(b.key));
+  const several = new Set(rows.map((r) => r.model)).size > 1;
   const body = $("coalitions").tBodies[0];
   body.replaceChildren(...rows.map((r) => {
     const tr = document.createElement("tr");
-    for (const v of [r.key, r.n, r.n ? fmt(r.rewardSum / r.n) : "-", r.n ? fmt(r.successes / r.n, 2) : "-", r.errors]) {
+    for (const v of [several ? showKey(r.key) + " · " + r.model : showKey(r.key), r.n, r.n ? fmt(r.rewardSum / r.n) : "-", r.n ? fmt(r.successes / r.n, 2) : "-", r.errors]) {
       const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
     }
     return tr;
@@ -232,7 +252,7 @@ function renderRecent() {
     tr.dataset.episode = e.episode_id;
     if (e.error_kind && e.error_kind !== "step_limit") tr.className = "err";
     const status = e.error_kind ? e.error_kind : e.success ? "ok" : "fail";
-    for (const v of [e.episode_id, e.coalition, fmt(e.reward, 2), e.steps, e.tokens, status]) {
+    for (const v of [e.episode_id, showKey(e.coalition), fmt(e.reward, 2), e.steps, e.tokens, status]) {
       const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
     }
     tr.addEventListener("click", () => showEpisode(e.episode_id));
@@ -278,7 +298,6 @@ async function resync() {
   try {
     const s = await getJSON("/api/status");
     const fresh = fromStatus(s);
-    if (state && state.snapshotN !== null && fresh.phi.length === state.phi.length) fresh.snapshotN = state.snapshotN;
     if (!state || fresh.offset >= state.offset) state = fresh;
     else { state.eps = fresh.eps; state.tps = fresh.tps; }
     scheduleRender();
@@ -303,7 +322,8 @@ async function main() {
   $("trace-close").addEventListener("click", () => { $("trace-panel").hidden = true; });
   getJSON("/api/manifest").then((m) => {
     const c = m.config || {};
-    const bits = [c.env, c.test_model && "test " + c.test_model, c.default_model && "default " + c.default_model]
+    const tests = Array.isArray(c.test) ? c.test.join(", ") : c.test;
+    const bits = [c.env, tests && "test " + tests, c.default && "default " + c.default]
       .filter(Boolean);
     $("run-name").textContent = bits.join(" · ");
   }).catch(() => {});
