@@ -256,3 +256,24 @@ def test_load_experts_instantiates_registered_experts() -> None:
             load_experts(["missing"])
     finally:
         registry.unregister("experts", "toy-test")
+
+
+def verdict(model: SimModel, name: str, messages: list[ChatMessage]) -> Verdict:
+    found = model.generate(name, messages, T0).verdict
+    assert found is not None
+    return found
+
+
+def test_coupled_verdicts_share_draws_across_models() -> None:
+    tasks = make_tasks(300)
+    prompts = [prompt("reasoning", t) for t in tasks]
+    for coupled in (False, True):
+        model = SimModel(experts=[AddExpert()], coupled=coupled)
+        model.add_tasks("toy", tasks)
+        weak = [verdict(model, "weak", m) for m in prompts]
+        strong = [verdict(model, "strong", m) for m in prompts]
+        # strong is never wrong where weak is right, only when coupled
+        inversions = sum(w.correct and not s.correct for w, s in zip(weak, strong, strict=True))
+        assert (inversions == 0) if coupled else (inversions > 10)
+        # marginal accuracy is unchanged by coupling
+        assert sum(s.correct for s in strong) / 300 == pytest.approx(0.85, abs=0.06)

@@ -31,3 +31,5 @@ class SimConfig(ServingConfig):
     port: int = Field(0, ge=0, le=65535)
     #: experts to load by registered name; None = every registered expert
     experts: list[str] | None = None
+    #: share the verdict draws across models for the same prompt (common random numbers)
+    coupled: bool = False

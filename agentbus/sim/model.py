@@ -32,6 +32,13 @@ and the full prompt, so the same request always gets the same answer (this is
 what makes shared calls exact). At temperature > 0 with a seed, the hash also
 covers the seed; without a seed the RNG is fresh.
 
+Coupled verdicts (``SimModel(coupled=True)``, ``SimConfig.coupled``): the two
+uniforms behind ``correct`` and ``malformed`` come from a hash of the prompt
+alone, shared by every model, so on the same prompt a model with a higher
+P(correct) is right whenever a lower one is. These are common random numbers
+across coalitions: the Shapley differences get less noisy while each model's
+marginal accuracy is unchanged. Answer texts still use the per-model stream.
+
 Tokens are approximated as ``ceil(chars / 4)`` per text, plus 4 per chat
 message for the role framing: close enough to BPE counts on English and code
 to make serving times and usage realistic, and free to compute.
@@ -136,8 +143,14 @@ def _digest(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big")
 
 
-def make_rng(model: str, messages: Sequence[ChatMessage], params: SamplingParams) -> random.Random:
-    """The answer's random stream: fixed at temperature 0, seeded with a seed, else fresh."""
+def make_rng(
+    model: str | None, messages: Sequence[ChatMessage], params: SamplingParams
+) -> random.Random:
+    """The answer's random stream: fixed at temperature 0, seeded with a seed, else fresh.
+
+    ``model=None`` gives the stream every model shares for this prompt (used
+    for coupled verdicts).
+    """
     prompt = [[m["role"], m["content"]] for m in messages]
     if params.temperature == 0.0:
         return random.Random(_digest("t0", model, prompt))
@@ -179,8 +192,11 @@ class SimModel:
         self,
         profiles: ProfileSet | Mapping[str, Mapping[str, Any]] | None = None,
         experts: Iterable[Expert] | None = None,
+        *,
+        coupled: bool = False,
     ) -> None:
         self.profiles = profiles if isinstance(profiles, ProfileSet) else ProfileSet(profiles)
+        self.coupled = coupled
         self.experts: list[Expert] = list(experts or [])
 
     def profile(self, model: str) -> Profile:
@@ -223,7 +239,10 @@ class SimModel:
             task_id = task.id
             query = ExpertQuery(role=role, task=task, messages=messages)
             p = probability_correct(skill, expert.assess(query))
-            verdict = Verdict(correct=rng.random() < p, malformed=rng.random() < skill.malformed)
+            draws = make_rng(None, messages, params) if self.coupled else rng
+            verdict = Verdict(
+                correct=draws.random() < p, malformed=draws.random() < skill.malformed
+            )
             text = expert.respond(query, verdict, rng)
         if role != "action":
             text = _pad(text, skill.tokens, rng)

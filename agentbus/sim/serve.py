@@ -97,7 +97,7 @@ def build_model(config: SimConfig, envs: list[str], datasets: list[Path]) -> Sim
     """The model with every expert, and the named environments' tasks loaded."""
     if len(envs) != len(datasets):
         raise UserError("give one --dataset per --env, in the same order")
-    model = SimModel(config.profiles, load_experts(config.experts))
+    model = SimModel(config.profiles, load_experts(config.experts), coupled=config.coupled)
     for env_name, dataset in zip(envs, datasets, strict=True):
         env_cls = registry.get("environments", env_name)
         setup = env_cls.setup(TaskSource(dataset=dataset))

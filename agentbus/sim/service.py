@@ -55,7 +55,7 @@ class SimHandle:
 def build_engine(config: SimConfig, model: SimModel | None = None) -> SimEngine:
     """The engine a config describes (experts from the registry unless a model is given)."""
     if model is None:
-        model = SimModel(config.profiles, load_experts(config.experts))
+        model = SimModel(config.profiles, load_experts(config.experts), coupled=config.coupled)
     serving = ServingModel(config)
     return SimEngine(model, serving, FaultInjector(config.faults))
 
