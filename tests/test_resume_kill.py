@@ -1,0 +1,133 @@
+"""kill -9 a real run in the middle, resume it, and compare with an uninterrupted run.
+
+The interrupted run is a real ``python -m agentbus.run`` subprocess, slowed
+down so the kill lands mid-run. After the kill the test also tears the last
+line of the event log (what a power cut can leave). The resumed run must skip
+every episode that already had an outcome, run the rest, and end with the
+same per-coalition counts as a run that was never interrupted: no outcome
+lost, none counted twice.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+
+from agentbus.store import counts
+
+LIMIT = 20
+SLOTS = 4
+TOTAL = LIMIT * 2**SLOTS
+BASE = [sys.executable, "-m", "agentbus.run", "--env", "math", "--limit", str(LIMIT)]
+QUIET = ["--progress", "off"]
+
+
+@cache
+def cli_ready() -> bool:
+    """The run CLI takes --run-dir and its application layer imports (one subprocess)."""
+    probe = (
+        "import runpy, sys, agentbus.app; sys.argv = ['agentbus.run', '--help']; "
+        "runpy.run_module('agentbus.run', run_name='__main__')"
+    )
+    try:
+        helped = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return helped.returncode == 0 and "--run-dir" in helped.stdout
+
+
+def events(run_dir: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(x) for x in (run_dir / "events.jsonl").read_bytes().splitlines() if x]
+
+
+def ended_lines(run_dir: Path) -> int:
+    path = run_dir / "events.jsonl"
+    if not path.exists():
+        return 0
+    return path.read_bytes().count(b'"type":"episode.ended"')
+
+
+def tear(path: Path) -> None:
+    with open(path, "ab") as fh:
+        fh.write(b'{"v":1,"seq":999999,"type":"episode.ended","episode_id":"tor')
+
+
+def per_coalition(run_dir: Path) -> Counter[str]:
+    """Counting outcomes per (test model, coalition), each episode id once."""
+    seen: set[str] = set()
+    tally: Counter[str] = Counter()
+    for e in events(run_dir):
+        if e["type"] == "episode.ended" and counts(e) and e["episode_id"] not in seen:
+            seen.add(e["episode_id"])
+            tally[f"{e.get('test_model')}|{'+'.join(e.get('coalition', []))}"] += 1
+    return tally
+
+
+async def run_to_end(args: list[str], timeout: float) -> subprocess.CompletedProcess[bytes]:
+    with anyio.fail_after(timeout):
+        result = await anyio.run_process(args, check=False)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    return result
+
+
+async def test_kill_9_then_resume_gives_the_uninterrupted_totals(tmp_path: Path) -> None:
+    if not cli_ready():
+        pytest.skip("python -m agentbus.run with --run-dir is not ready")
+    reference, run = tmp_path / "reference", tmp_path / "run"
+
+    await run_to_end([*BASE, "--run-dir", str(reference), *QUIET], 240)
+    expected = per_coalition(reference)
+    assert sum(expected.values()) == TOTAL
+
+    slow = ["--concurrency", "4", "--sim-speed", "1"]
+    proc = await anyio.open_process(
+        [*BASE, "--run-dir", str(run), *QUIET, *slow], start_new_session=True
+    )
+    try:
+        with anyio.fail_after(120):
+            while ended_lines(run) < TOTAL // 4:
+                assert proc.returncode is None, "the run ended before it could be killed"
+                await anyio.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+    finally:
+        if proc.returncode is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+        await proc.aclose()
+    assert proc.returncode == -signal.SIGKILL
+
+    before = {e["episode_id"] for e in events(run) if e["type"] == "episode.ended" and counts(e)}
+    assert 0 < len(before) < TOTAL
+    offset = len(events(run))
+    tear(run / "events.jsonl")  # a torn write on top of the kill
+
+    await run_to_end([*BASE, "--run-dir", str(run), *QUIET], 240)
+
+    after = events(run)
+    assert [e["seq"] for e in after] == list(range(1, len(after) + 1))
+    rerun = {e["episode_id"] for e in after[offset:] if e["type"] == "episode.started"}
+    assert not rerun & before, "finished episodes were run again"
+    outcomes = Counter(e["episode_id"] for e in after if e["type"] == "episode.ended" and counts(e))
+    assert len(outcomes) == TOTAL and max(outcomes.values()) == 1, "an outcome counted twice"
+    assert per_coalition(run) == expected
+
+    results = orjson.loads((run / "results.json").read_bytes())
+    ref_results = orjson.loads((reference / "results.json").read_bytes())
+    for model, summary in ref_results["models"].items():
+        mine = results["models"][model]["coalitions"]
+        assert {k: v["n"] for k, v in mine.items()} == {
+            k: v["n"] for k, v in summary["coalitions"].items()
+        }
