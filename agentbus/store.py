@@ -174,7 +174,9 @@ class RunStore:
     """One run directory, open for appending; see the module docstring."""
 
     #: recent lines kept in memory so live subscribers never touch the disk
+    #: (bounded by count and by bytes: traced episodes make long lines)
     RING = 4096
+    RING_BYTES = 8 << 20
 
     def __init__(self, run_dir: Path, manifest: dict[str, Any]) -> None:
         """Use :meth:`open`; this only sets the fields."""
@@ -186,7 +188,8 @@ class RunStore:
         self._fh: IO[bytes] | None = None
         self._lock_fh: IO[bytes] | None = None
         self._pos = array("q", [0])  # byte position of line i; last item = file size
-        self._ring: deque[bytes] = deque(maxlen=self.RING)
+        self._ring: deque[bytes] = deque()
+        self._ring_bytes = 0
         self._completed: set[str] = set()
         self._ended_at: dict[str, int] = {}  # episode id -> index of its best ended line
         self._dirty = False
@@ -304,7 +307,11 @@ class RunStore:
                 os.fsync(fh.fileno())
 
     def _index(self, index: int, event: Mapping[str, Any], raw: bytes) -> None:
-        self._ring.append(raw)
+        ring = self._ring
+        ring.append(raw)
+        self._ring_bytes += len(raw)
+        while len(ring) > 1 and (len(ring) > self.RING or self._ring_bytes > self.RING_BYTES):
+            self._ring_bytes -= len(ring.popleft())
         if event.get("type") != EPISODE_ENDED:
             return
         eid = event.get("episode_id")

@@ -318,3 +318,14 @@ async def test_tail_cli_unreachable_is_one_line_and_exit_2() -> None:
     err = result.stderr.decode().strip()
     assert len(err.splitlines()) == 1 and "cannot reach http://127.0.0.1:9" in err
     assert result.stdout == b""
+
+
+async def test_a_subscriber_far_behind_reads_the_file_and_misses_nothing(tmp_path: Path) -> None:
+    async with serving(tmp_path / "run") as (hub, store, server), aiohttp.ClientSession() as s:
+        store.RING = 8  # keep only 8 lines in memory: the replay must come from the file
+        await publish(hub, 0, 100)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(publish, hub, 100, 150, 0.001)
+            async with s.get(base(server) + "/events?from=0") as resp:
+                events = await read_sse(resp, 150)
+    assert [e["seq"] for e in events] == list(range(1, 151))
