@@ -34,6 +34,8 @@ class Args:
 
 
 def split_line(line: str) -> list[str]:
+    if not any(ch in line for ch in "'\"\\"):
+        return line.split()
     try:
         return shlex.split(line)
     except ValueError as exc:

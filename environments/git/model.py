@@ -95,6 +95,13 @@ class GitModel:
     def can_undo(self) -> int:
         return len(self._undo)
 
+    def clone(self) -> GitModel:
+        """An independent copy (undo history included) for trying commands out."""
+        other = GitModel(self.repo.copy())
+        other.disabled = self.disabled
+        other._undo = list(self._undo)  # snapshots are never mutated, so sharing is safe
+        return other
+
     # --- running -----------------------------------------------------------
 
     def run(self, line: str) -> Result:
@@ -103,7 +110,7 @@ class GitModel:
         if " ".join(text.split()) in ("undo", "git undo"):
             if not self._undo:
                 return Result("error: nothing to undo", ok=False, changed=False)
-            self.repo = self._undo.pop()
+            self.repo = self._undo.pop().copy()
             return Result("Undid the last command.", ok=True, changed=True)
         before = self.repo.copy()
         try:
