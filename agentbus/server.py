@@ -229,6 +229,10 @@ class LiveServer:
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
         if self.token is None:
+            # no token on loopback; but a page served from elsewhere must not
+            # reach it through DNS rebinding, so the Host must name loopback
+            if request.url.host not in LOCAL_HOSTS:
+                return web.Response(status=403, text="403: this server answers on loopback only")
             return await handler(request)
         given = ""
         header = request.headers.get("Authorization", "")

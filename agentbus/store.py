@@ -405,7 +405,7 @@ class RunStore:
         data = {"v": given.pop("v", SCHEMA_VERSION), "seq": seq}
         given.pop("seq", None)
         data.update(given)
-        raw = orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n"
+        raw = orjson.dumps(data, default=_jsonable, option=_OPTS) + b"\n"
         self._fh.write(raw)
         self._dirty = True
         if data.get("type") in FLUSH_TYPES:
@@ -504,6 +504,18 @@ def safe_join(root: Path, name: str) -> Path:
     return path
 
 
+_OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+
+
+def _jsonable(obj: Any) -> Any:
+    """Fallback for values orjson does not know: the log writer must never die on one."""
+    if isinstance(obj, set | frozenset | tuple):
+        return list(obj)
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(mode="json")
+    return str(obj)
+
+
 def _parse(raw: bytes) -> dict[str, Any] | None:
     try:
         event = orjson.loads(raw)
@@ -513,7 +525,7 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
 
 
 def _dumps_pretty(data: Any) -> bytes:
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY) + b"\n"
+    return orjson.dumps(data, default=_jsonable, option=_OPTS | orjson.OPT_INDENT_2) + b"\n"
 
 
 def _load_manifest(run_dir: Path) -> dict[str, Any] | None:

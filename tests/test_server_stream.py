@@ -329,3 +329,11 @@ async def test_a_subscriber_far_behind_reads_the_file_and_misses_nothing(tmp_pat
             async with s.get(base(server) + "/events?from=0") as resp:
                 events = await read_sse(resp, 150)
     assert [e["seq"] for e in events] == list(range(1, 151))
+
+
+async def test_loopback_server_refuses_foreign_host_headers(tmp_path: Path) -> None:
+    async with serving(tmp_path / "run") as (_hub, _store, server), aiohttp.ClientSession() as s:
+        async with s.get(base(server) + "/api/status", headers={"Host": "evil.example"}) as resp:
+            assert resp.status == 403
+        async with s.get(base(server) + "/api/status", headers={"Host": "localhost"}) as resp:
+            assert resp.status == 200

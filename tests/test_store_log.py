@@ -175,3 +175,12 @@ async def test_recent_and_old_lines_read_alike(tmp_path: Path) -> None:
     assert [orjson.loads(x)["i"] for x in old] == list(range(10))
     assert [orjson.loads(x)["i"] for x in new] == list(range(n - 10, n))
     store.close()
+
+
+async def test_odd_payload_values_do_not_kill_the_writer(tmp_path: Path) -> None:
+    store = RunStore.open(tmp_path / "run", CONFIG, result_keys=KEYS)
+    await store.append({"type": "x", "slots": {"b"}, "where": tmp_path, "by_round": {1: 0.5}})
+    (event,) = store.replay()
+    assert event["slots"] == ["b"] and event["where"] == str(tmp_path)
+    assert event["by_round"] == {"1": 0.5}
+    store.close()
