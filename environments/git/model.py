@@ -60,6 +60,32 @@ def normalise(line: str) -> str:
     return text
 
 
+def creation_order(tree: Tree, ids: set[str]) -> list[str]:
+    """``ids`` parents-first, ties by id: the order the commits were made in.
+
+    learnGitBranching sorts the commits to replay by creation time, falling back
+    to ids; a copy made later (``C2'``) can carry a smaller number than its own
+    parent, so ids alone would replay a child before its parent.
+    """
+    waiting = {c: sum(p in ids for p in tree.commits[c].parents) for c in ids}
+    children: dict[str, list[str]] = {c: [] for c in ids}
+    for c in ids:
+        for p in tree.commits[c].parents:
+            if p in ids:
+                children[p].append(c)
+    ready = [c for c, n in waiting.items() if n == 0]
+    out: list[str] = []
+    while ready:
+        ready.sort(key=id_sort_key, reverse=True)
+        c = ready.pop()
+        out.append(c)
+        for child in children[c]:
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                ready.append(child)
+    return out
+
+
 class GitModel:
     """A repository plus the commands that change it."""
 
@@ -389,7 +415,7 @@ class GitModel:
             return f"Fast-forwarded to {onto}."
         stop = tree.ancestors(onto)
         done = {base_id(c) for c in stop}
-        todo = sorted(tree.ancestors(current) - stop, key=id_sort_key)
+        todo = creation_order(tree, tree.ancestors(current) - stop)
         todo = [c for c in todo if len(tree.commits[c].parents) == 1 and base_id(c) not in done]
         if not todo:
             raise GitError("error: nothing to rebase: every commit is a merge or already upstream")
