@@ -80,19 +80,25 @@ class PrefixCache:
         """Characters of ``text`` covered by cached leading blocks; then cache all blocks."""
         if self.max_blocks == 0:
             return 0
+        blocks = self._blocks
+        size = self.block_chars
         h = 0
         hit = 0
-        missing = False
-        for start in range(0, len(text) - self.block_chars + 1, self.block_chars):
-            h = hash((h, text[start : start + self.block_chars]))
-            if not missing and h in self._blocks:
-                self._blocks.move_to_end(h)
-                hit = start + self.block_chars
-                continue
-            missing = True
-            self._blocks[h] = None
-            if len(self._blocks) > self.max_blocks:
-                self._blocks.popitem(last=False)
+        ends = range(size, len(text) + 1, size)
+        for end in ends:  # the cached run of leading blocks
+            h = hash((h, text[end - size : end]))
+            if h not in blocks:
+                blocks[h] = None
+                break
+            blocks.move_to_end(h)
+            hit = end
+        else:
+            return hit
+        for end in range(hit + 2 * size, len(text) + 1, size):  # the rest: remember it
+            h = hash((h, text[end - size : end]))
+            blocks[h] = None
+        while len(blocks) > self.max_blocks:
+            blocks.popitem(last=False)
         return hit
 
 
