@@ -123,15 +123,24 @@ class RobotExpert:
         return plan_text(rules) if verdict.correct else wrong_plan(rules, rng)
 
     def _action(self, sit: Situation, verdict: Verdict, rng: random.Random) -> str:
+        """Carry out the thought; a correct actor repairs rule breaks, not strategy.
+
+        A correct actor writes the thought's round when it obeys every rule
+        (so a rule-abiding but misguided thought goes through: only reasoning
+        can catch that), and the right round when the thought breaks a rule or
+        proposes nothing. A wrong actor follows a wrong thought, or makes its
+        own mistake (wrong robot, object or order) under a good one.
+        """
         rules, state = sit.rules, sit.state
         thought = sit.proposal(sit.parts.get("Current thought", ""))
-        thought_ok = bool(thought) and rules.is_good(state, thought)
+        thought_valid = bool(thought) and not rules.check(state, list(thought.values()))
+        thought_ok = thought_valid and rules.is_good(state, thought)
         if verdict.correct:
-            rnd = thought if thought_ok else rules.policy(state)
+            rnd = thought if thought_valid else rules.policy(state)
         elif thought and not thought_ok:
             rnd = thought  # misled by a wrong thought
         else:
-            rnd = wrong_round(rules, state, rng)
+            rnd = wrong_round(rules, state, rng, strategic=0.0)
         if verdict.malformed:
             return malformed_action(rules, rnd, rng)
         return fence(rules, rnd)

@@ -14,6 +14,9 @@ from environments.robot.rules import Rules, rules_for
 from environments.robot.scene import Act, Round, State, round_inline, round_text
 from environments.robot.situation import Situation
 
+#: share of wrong thoughts that obey the rules (a strategic mistake) rather than break one
+STRATEGIC = 0.6
+
 #: goal key holding the ordered list, per kind (unordered kinds are absent)
 ORDER_KEY = {"sweep": "cubes", "cabinet": "order", "sandwich": "recipe"}
 
@@ -103,8 +106,42 @@ def _word_at(text: str, word: str) -> int:
 
 
 # --- rounds --------------------------------------------------------------------------
-def wrong_round(rules: Rules, state: State, rng: random.Random) -> Round:
-    """A round that is invalid or does not bring the goal closer."""
+def action_space(rules: Rules) -> list[tuple[str, tuple[str, ...]]]:
+    """Every (verb, args) the task's syntax allows, filled from the scene's vocabulary."""
+    vocab = sorted(rules.vocabulary())
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for syntax in rules.verbs:
+        verb, *slots = syntax.split()
+        fills: list[tuple[str, ...]] = [()]
+        for slot in slots:
+            options = vocab if slot.startswith("<") else [slot.lower()]
+            fills = [(*f, o) for f in fills for o in options]
+        out += [(verb, args) for args in fills]
+    return out
+
+
+def strategic_round(rules: Rules, state: State, rng: random.Random) -> Round | None:
+    """A round that obeys every rule but works against the goal (wrong order, object, item).
+
+    These are the reasoning mistakes an actor cannot catch by checking the rules.
+    """
+    pol = rules.policy(state)
+    space = action_space(rules)
+    robots = list(rules.robots)
+    rng.shuffle(robots)
+    for robot in robots:
+        options = [Act(robot, v, a) for v, a in space]
+        options = [a for a in options if a != pol[robot] and not rules.check_act(state, a, pol)]
+        rng.shuffle(options)
+        for act in options[:12]:
+            rnd = {**pol, robot: act}
+            if not rules.check(state, list(rnd.values())) and not rules.is_good(state, rnd):
+                return rnd
+    return None
+
+
+def invalid_round(rules: Rules, state: State, rng: random.Random) -> Round:
+    """A round that breaks a rule: out of reach, wrong tool, a skipped precondition."""
     cands = list(rules.mistakes(state))
     pol = rules.policy(state)
     busy = [r for r, a in pol.items() if a.verb != "WAIT"]
@@ -120,6 +157,17 @@ def wrong_round(rules: Rules, state: State, rng: random.Random) -> Round:
         if not rules.is_good(state, rnd):
             return rnd
     return rules.wait_all()
+
+
+def wrong_round(
+    rules: Rules, state: State, rng: random.Random, strategic: float = STRATEGIC
+) -> Round:
+    """A wrong round: with probability ``strategic`` a rule-abiding bad one, else an invalid one."""
+    if rng.random() < strategic:
+        rnd = strategic_round(rules, state, rng)
+        if rnd is not None:
+            return rnd
+    return invalid_round(rules, state, rng)
 
 
 def progress(rules: Rules, state: State) -> str:
