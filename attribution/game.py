@@ -199,8 +199,7 @@ class Game:
         (a bound, since rewards lie in [0, 1]): ((m-1) s^2 + p(1-p)) / m.
         """
         m = self._count.astype(np.float64)
-        p = np.clip((self._sum + 1.0) / (m + 2.0), 0.0, 1.0)
-        prior = p * (1.0 - p)
+        prior = smoothed_bernoulli_variance(self._sum, m)
         s2 = np.nan_to_num(self.variances, nan=0.0)
         graded = ((np.maximum(m - 1, 0) * s2) + prior) / np.maximum(m, 1)
         return np.where(self._nonbinary > 0, graded, prior)
@@ -244,6 +243,12 @@ class Game:
 
     def value(self, mask: int) -> float:
         return float(self.means[mask])
+
+
+def smoothed_bernoulli_variance(sums: FloatArray, counts: FloatArray) -> FloatArray:
+    """p(1-p) at the Laplace-smoothed rate p = (k+1)/(m+2); works on any array shape."""
+    p = np.clip((np.asarray(sums) + 1.0) / (np.asarray(counts) + 2.0), 0.0, 1.0)
+    return np.asarray(p * (1.0 - p), dtype=np.float64)
 
 
 def coalition_key(slots: Sequence[str], coalition: Iterable[str]) -> str:

@@ -62,10 +62,14 @@ class StratifiedShapley:
         n = self.n
         self.in_n = np.zeros((n, n))
         self.in_sum = np.zeros((n, n))
+        self.in_sq = np.zeros((n, n))
         self.out_n = np.zeros((n, n))
         self.out_sum = np.zeros((n, n))
-        self.in_sq = np.zeros((n, n))
         self.out_sq = np.zeros((n, n))
+        self.size_n = np.zeros(n + 1)
+        self.size_sum = np.zeros(n + 1)
+        self.size_sq = np.zeros(n + 1)
+        self._pending: list[int] = []
         self._eps = _Episodes()
 
     @property
@@ -79,57 +83,93 @@ class StratifiedShapley:
         self.add_mask(self.mask(coalition), reward)
 
     def add_mask(self, mask: int, reward: float) -> None:
-        bits = _bits(mask, self.n).astype(bool)
-        s = int(bits.sum())
-        idx = np.arange(self.n)
-        if s:
-            self.in_n[idx[bits], s - 1] += 1
-            self.in_sum[idx[bits], s - 1] += reward
-            self.in_sq[idx[bits], s - 1] += reward * reward
-        if s < self.n:
-            self.out_n[idx[~bits], s] += 1
-            self.out_sum[idx[~bits], s] += reward
-            self.out_sq[idx[~bits], s] += reward * reward
-        self._eps.add(mask, reward)
+        self.add_many(np.array([mask], dtype=np.int64), np.array([float(reward)]))
+
+    def add_many(self, masks: np.ndarray, rewards: np.ndarray) -> None:
+        """Record episodes; each updates one stratum of every slot."""
+        masks = np.asarray(masks, dtype=np.int64)
+        rewards = np.asarray(rewards, dtype=np.float64)
+        n = self.n
+        bits = ((masks[None, :] >> np.arange(n)[:, None]) & 1).astype(bool)  # n x E
+        size = bits.sum(axis=0)
+        for i in range(n):
+            inside = bits[i]
+            k_in = size[inside] - 1
+            r_in = rewards[inside]
+            np.add.at(self.in_n[i], k_in, 1.0)
+            np.add.at(self.in_sum[i], k_in, r_in)
+            np.add.at(self.in_sq[i], k_in, r_in * r_in)
+            k_out = size[~inside]
+            r_out = rewards[~inside]
+            np.add.at(self.out_n[i], k_out, 1.0)
+            np.add.at(self.out_sum[i], k_out, r_out)
+            np.add.at(self.out_sq[i], k_out, r_out * r_out)
+        np.add.at(self.size_n, size, 1.0)
+        np.add.at(self.size_sum, size, rewards)
+        np.add.at(self.size_sq, size, rewards * rewards)
+        self._eps.masks.extend(int(m) for m in masks)
+        self._eps.rewards.extend(float(r) for r in rewards)
 
     def _size_weights(self) -> FloatArray:
         """Per coalition size s: sum over its strata of 1/(share of size s)."""
         n = self.n
         s = np.arange(n + 1, dtype=np.float64)
-        with np.errstate(divide="ignore"):
-            a = np.where(s >= 1, 1.0 / np.maximum(s, 1), 0.0) + np.where(
-                s <= n - 1, 1.0 / np.maximum(n - s, 1), 0.0
-            )
-        return a
+        return np.where(s >= 1, 1.0 / np.maximum(s, 1), 0.0) + np.where(
+            s <= n - 1, 1.0 / np.maximum(n - s, 1), 0.0
+        )
 
     def size_probabilities(self) -> FloatArray:
         """Neyman proportions over coalition sizes 0..n."""
         a = self._size_weights()
-        sd = np.full(self.n + 1, 0.5)
-        if self.episodes > 4 * (self.n + 1):
-            masks = np.asarray(self._eps.masks)
-            rewards = np.asarray(self._eps.rewards)
-            sizes = np.array([bin(int(m)).count("1") for m in masks])
-            for size in range(self.n + 1):
-                r = rewards[sizes == size]
-                p = (r.sum() + 1.0) / (len(r) + 2.0)
-                sd[size] = np.sqrt(max(p * (1 - p), float(np.var(r)) if len(r) > 1 else 0.0))
-        q = np.sqrt(a) * sd
+        cnt = self.size_n
+        mean = self.size_sum / np.maximum(cnt, 1)
+        plug = np.maximum(self.size_sq / np.maximum(cnt, 1) - mean * mean, 0.0)
+        p = (self.size_sum + 1.0) / (cnt + 2.0)
+        var = np.where(cnt >= 5, np.maximum(plug, p * (1 - p)), 0.25)
+        q = np.sqrt(a * var)
         return np.asarray(q / q.sum())
 
+    def initial_design(self, rng: np.random.Generator) -> np.ndarray:
+        """Coalitions that give every stratum of every slot one episode.
+
+        For each size 1..n-1, the n cyclic windows of that length over a
+        random ordering of the slots (each window is, marginally, a uniform
+        subset of its size, so stratum means stay unbiased), plus the empty
+        and the full coalition: 2 + n (n - 1) episodes.
+        """
+        n = self.n
+        masks = [0, (1 << n) - 1]
+        for size in range(1, n):
+            order = rng.permutation(n)
+            for start in range(n):
+                members = order[(start + np.arange(size)) % n]
+                masks.append(int(np.sum(1 << members.astype(np.int64))))
+        return np.asarray(masks, dtype=np.int64)
+
+    @property
+    def ready(self) -> bool:
+        """Every stratum of every slot has at least one episode."""
+        return bool(np.all(self.in_n > 0) and np.all(self.out_n > 0))
+
     def sample(self, rng: np.random.Generator) -> int:
-        """Next coalition (mask): every stratum first, then Neyman over sizes."""
-        empty = np.argwhere(np.concatenate([self.in_n, self.out_n], axis=1) == 0)
-        if len(empty):
-            i, col = (int(x) for x in empty[0])
-            if col < self.n:  # an "in" stratum: size col + 1 including i
-                others = _random_subset(rng, self.n - 1, col)
-                return _insert_bit(others, i, 1)
-            k = col - self.n
-            others = _random_subset(rng, self.n - 1, k)
-            return _insert_bit(others, i, 0)
+        """Next coalition: the initial design until every stratum has data, then Neyman."""
+        if not self.ready:
+            if not self._pending:
+                self._pending = [int(m) for m in self.initial_design(rng)]
+            return self._pending.pop()
         size = int(rng.choice(self.n + 1, p=self.size_probabilities()))
         return _random_subset(rng, self.n, size)
+
+    def sample_many(self, rng: np.random.Generator, k: int) -> np.ndarray:
+        """``k`` coalitions at once from the current size proportions.
+
+        Faster than ``k`` calls of :meth:`sample` for batch schedulers; it
+        does not steer toward empty strata (uniform subsets fill them fast).
+        """
+        sizes = rng.choice(self.n + 1, size=k, p=self.size_probabilities())
+        ranks = rng.random((k, self.n)).argsort(axis=1).argsort(axis=1)
+        chosen = ranks < sizes[:, None]
+        return np.asarray((chosen * (1 << np.arange(self.n))).sum(axis=1), dtype=np.int64)
 
     def estimates(self, confidence: float = 0.95, horizon: float | None = None) -> Estimates:
         if np.any(self.in_n == 0) or np.any(self.out_n == 0):
@@ -214,6 +254,19 @@ class KernelShapPaired:
         size = int(rng.choice(np.arange(1, self.n), p=self.size_p))
         mask = _random_subset(rng, self.n, size)
         return mask, (1 << self.n) - 1 - mask
+
+    def sample_pairs(self, rng: np.random.Generator, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``k`` kernel-distributed coalitions and their complements (vectorised)."""
+        sizes = rng.choice(np.arange(1, self.n), size=k, p=self.size_p)
+        ranks = rng.random((k, self.n)).argsort(axis=1).argsort(axis=1)
+        masks = ((ranks < sizes[:, None]) * (1 << np.arange(self.n))).sum(axis=1)
+        masks = np.asarray(masks, dtype=np.int64)
+        return masks, (1 << self.n) - 1 - masks
+
+    def add_pairs(self, masks: np.ndarray, rewards: np.ndarray, complement: np.ndarray) -> None:
+        z = ((np.asarray(masks)[:, None] >> np.arange(self.n)) & 1).astype(np.float64)
+        g = 0.5 * (z * np.asarray(rewards)[:, None] + (1 - z) * np.asarray(complement)[:, None])
+        self.pairs.extend(g)
 
     def add_pair(self, mask: int, reward: float, complement_reward: float) -> None:
         z = _bits(mask, self.n).astype(np.float64)

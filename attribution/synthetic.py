@@ -63,7 +63,12 @@ def _task_latent(task_ids: IntArray, seed: int) -> FloatArray:
     Derived by hashing (seed, id) so a task keeps its difficulty across calls
     without the game holding state; a new seed is a new draw of the task pool.
     """
-    ids = np.asarray(task_ids, dtype=np.uint64)
+    ids = np.asarray(task_ids, dtype=np.int64).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return _mix(ids, seed)
+
+
+def _mix(ids: np.ndarray, seed: int) -> FloatArray:
     x = ids * np.uint64(0x9E3779B97F4A7C15) + np.uint64(seed & 0xFFFFFFFF) * np.uint64(
         0xBF58476D1CE4E5B9
     )

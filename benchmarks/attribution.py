@@ -64,7 +64,7 @@ def _done(game: Game) -> tuple[bool, np.ndarray]:
 
 def uniform_independent(bg: BernoulliGame, rng: np.random.Generator) -> int:
     game = Game(_slots(bg.n))
-    masks = np.arange(bg.size if hasattr(bg, "size") else 1 << bg.n)
+    masks = np.arange(1 << bg.n)
     task = 0
     while game.episodes < CAP:
         tasks = np.arange(task, task + len(masks))
@@ -142,13 +142,14 @@ def ours_greedy(bg: BernoulliGame, rng: np.random.Generator) -> int:
 
 def ours_stratified(bg: BernoulliGame, rng: np.random.Generator) -> int:
     est = StratifiedShapley(_slots(bg.n))
-    task = 0
+    first = est.initial_design(rng)
+    est.add_many(first, bg.draw(rng, first, np.arange(len(first))))
+    task = len(first)
     while est.episodes < CAP:
-        for _ in range(128):
-            s = est.sample(rng)
-            est.add_mask(s, float(bg.draw(rng, np.array([s]), np.array([task]))[0]))
-            task += 1
-        if est.episodes > 500 and np.all(est.estimates().halfwidths() <= TARGET):
+        masks = est.sample_many(rng, 128)
+        est.add_many(masks, bg.draw(rng, masks, np.arange(task, task + len(masks))))
+        task += len(masks)
+        if np.all(est.estimates().halfwidths() <= TARGET):
             return est.episodes
     return CAP
 
