@@ -87,3 +87,39 @@ def test_serves_until_interrupted(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_env_datasets_reach_the_experts(tmp_path: Path) -> None:
+    """--env/--dataset load tasks with the environment's own loader and hand them over."""
+    from test_sim_model import AddExpert, prompt
+
+    from agentbus import registry
+    from agentbus.environment import EnvSetup, Task, TaskSource
+    from agentbus.llm.types import SamplingParams
+    from agentbus.sim.config import SimConfig
+    from agentbus.sim.serve import build_model
+
+    class ToyEnv:
+        @classmethod
+        def setup(cls, source: TaskSource) -> EnvSetup:
+            assert source.dataset is not None
+            tasks = [
+                Task(id=f"t{i}", env="toy", instruction=line, hidden={"sum": i})
+                for i, line in enumerate(source.dataset.read_text().splitlines())
+            ]
+            return EnvSetup(tasks=tasks, factory=lambda: None)  # type: ignore[arg-type,return-value]
+
+    data = tmp_path / "toy.txt"
+    data.write_text("Add 0 and 0.\nAdd 1 and 0.\n")
+    registry.register("environments", "toy-serve", ToyEnv)
+    registry.register(
+        "experts", "toy-serve", type("ToyServeExpert", (AddExpert,), {"env": "toy-serve"})
+    )
+    try:
+        model = build_model(SimConfig(experts=["toy-serve"]), ["toy-serve"], [data])
+    finally:
+        registry.unregister("environments", "toy-serve")
+        registry.unregister("experts", "toy-serve")
+    task = Task(id="t1", env="toy", instruction="Add 1 and 0.", hidden={"sum": 1})
+    answer = model.generate("strong", prompt("action", task), SamplingParams())
+    assert answer.task_id == "t1"

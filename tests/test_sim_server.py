@@ -148,6 +148,10 @@ async def test_errors_have_the_protocol_shapes(sim: SimHandle) -> None:
             assert "max_tokens" in body["error"]["message"]
         async with http.get(f"{sim.root_url}/health") as r:
             assert (await r.json()) == {"status": "ok"}
+        async with http.get(f"{sim.base_url}/nothing-here") as r:
+            assert r.status == 404 and "nothing-here" in (await r.json())["error"]["message"]
+        async with http.get(f"{sim.base_url}/chat/completions") as r:
+            assert r.status == 405 and (await r.json())["error"]["type"]
     await oa.close()
     await an.close()
 

@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path, default=None, help="TOML file with a SimConfig")
     p.add_argument("--env", action="append", default=[], help="environment name (repeatable)")
     p.add_argument("--dataset", action="append", default=[], type=Path, help="its dataset path")
+    p.add_argument("--knowledge", type=Path, default=None, help="knowledge-point file (math)")
     p.add_argument(
         "--experts", default=None, help="comma-separated experts to load (default all; '' none)"
     )
@@ -93,14 +94,16 @@ def build_config(args: argparse.Namespace) -> SimConfig:
         raise UserError(f"config {where}: {first['msg']}") from None
 
 
-def build_model(config: SimConfig, envs: list[str], datasets: list[Path]) -> SimModel:
+def build_model(
+    config: SimConfig, envs: list[str], datasets: list[Path], knowledge: Path | None = None
+) -> SimModel:
     """The model with every expert, and the named environments' tasks loaded."""
     if len(envs) != len(datasets):
         raise UserError("give one --dataset per --env, in the same order")
     model = SimModel(config.profiles, load_experts(config.experts), coupled=config.coupled)
     for env_name, dataset in zip(envs, datasets, strict=True):
         env_cls = registry.get("environments", env_name)
-        setup = env_cls.setup(TaskSource(dataset=dataset))
+        setup = env_cls.setup(TaskSource(dataset=dataset, knowledge=knowledge))
         model.add_tasks(env_name, setup.tasks)
         print(f"loaded {len(setup.tasks)} {env_name} tasks from {dataset}", flush=True)
     return model
@@ -122,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         config = build_config(args)
-        model = build_model(config, args.env, args.dataset)
+        model = build_model(config, args.env, args.dataset, args.knowledge)
         anyio.run(_serve, config, model)
     except UserError as exc:
         print(f"agentbus.sim.serve: error: {exc}", file=sys.stderr)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -379,12 +379,37 @@ class AnthropicProtocol(Protocol):
         return _sse(self.error(status, "api_error", message), "error")
 
 
+@web.middleware
+async def _json_http_errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Unknown routes and wrong methods answer in the OpenAI error shape, not HTML."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        body = {
+            "error": {
+                "message": f"{request.method} {request.path}: {exc.reason}",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+        }
+        return web.Response(
+            body=orjson.dumps(body), status=exc.status, content_type="application/json"
+        )
+
+
 class SimServer:
     """The aiohttp application around one :class:`SimEngine`."""
 
     def __init__(self, engine: SimEngine) -> None:
         self.engine = engine
-        self.app = web.Application(client_max_size=64 * 1024 * 1024)
+        self.app = web.Application(
+            client_max_size=64 * 1024 * 1024, middlewares=[_json_http_errors]
+        )
         chat, completions, messages = Protocol(), CompletionsProtocol(), AnthropicProtocol()
         self.app.router.add_post("/v1/chat/completions", self._route(chat))
         self.app.router.add_post("/v1/completions", self._route(completions))
