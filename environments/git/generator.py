@@ -174,8 +174,9 @@ def _sequence(rng: random.Random, start: Repo, difficulty: int) -> list[str] | N
             result = model.run(command)
             if not result.ok:
                 continue
-            if not result.changed or view_key(model.repo) == before:
-                model.run("undo")
+            if view_key(model.repo) == before:
+                if result.changed:  # an invisible change (e.g. the id counter): take it back
+                    model.run("undo")
                 continue
             commands.append(command)
             break

@@ -37,12 +37,34 @@ def _tree_changes(before: Tree, after: Tree, prefix: str = "") -> list[str]:
     return out
 
 
+INTENT = {
+    "commit": "records a new commit",
+    "branch": "sets the branch up",
+    "checkout": "moves HEAD there",
+    "switch": "moves HEAD there",
+    "merge": "brings those commits in",
+    "rebase": "replays the commits on top",
+    "cherry-pick": "copies those commits onto HEAD",
+    "reset": "moves the branch back",
+    "revert": "adds a commit that undoes it",
+    "tag": "marks that commit",
+    "fetch": "downloads the remote's commits",
+    "pull": "brings the remote's work in",
+    "push": "publishes the branch to origin",
+}
+
+
 def describe(model: GitModel, command: str) -> str:
-    """What ``command`` would do from ``model``'s state, in a short clause."""
+    """What ``command`` would do from ``model``'s state, in a short clause.
+
+    A command that would fail is described by its intent, as its author would
+    (nobody proposes a command they expect to fail).
+    """
     trial = model.clone()
     result = trial.run(command)
     if not result.ok:
-        return f"fails with: {result.output.splitlines()[0]}"
+        words = command.split()
+        return INTENT.get(words[1] if len(words) > 1 else "", "moves the tree towards the goal")
     changes = _repo_changes(model.repo, trial.repo)
     return "; ".join(changes) if changes else "changes nothing"
 
