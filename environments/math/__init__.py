@@ -1,0 +1,1 @@
+"""The math environment: CapaBench's algebra/geometry problems with calculator and search."""
