@@ -211,3 +211,16 @@ async def test_metrics_count_concurrent_requests() -> None:
     assert m["max_running"] == 16 and m["max_queue_length"] > 0 and m["queue_length"] == 0
     assert m["capacity_tokens_per_s"] == pytest.approx(sim.capacity_tokens_per_s, abs=0.1)
     assert m["completion_tokens"] > 120 and m["prompt_tokens"] > 120
+
+
+async def test_a_client_leaving_mid_stream_is_counted_not_crashed() -> None:
+    async with sim_service(SimConfig(speed=2, experts=[])) as sim:
+        async with aiohttp.ClientSession() as http:
+            body = {"model": "weak", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+            async with http.post(f"{sim.base_url}/chat/completions", json=body) as r:
+                assert (await r.content.readline()).startswith(b"data: {")
+        for _ in range(100):  # the server notices at its next write
+            if not sim.metrics()["in_flight"]:
+                break
+            await anyio.sleep(0.05)
+        assert sim.metrics()["requests_by_status"] == {"disconnected": 1}

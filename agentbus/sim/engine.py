@@ -133,6 +133,9 @@ class SimEngine:
         except UserError:
             status = "404"
             raise
+        except ConnectionResetError:  # the client went away while we streamed
+            status = "disconnected"
+            raise
         except BaseException:
             status = "cancelled"
             raise

@@ -460,6 +460,8 @@ class SimServer:
 
         try:
             answer = await self.engine.run(req, emit if parsed.stream else None)
+        except ConnectionResetError:  # the client hung up mid-stream: nothing to answer
+            return stream or web.Response(status=499)
         except SimConnectionDropped:
             if request.transport is not None:
                 request.transport.abort()
