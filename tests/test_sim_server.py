@@ -224,3 +224,37 @@ async def test_a_client_leaving_mid_stream_is_counted_not_crashed() -> None:
                 break
             await anyio.sleep(0.05)
         assert sim.metrics()["requests_by_status"] == {"disconnected": 1}
+
+
+class BrokenExpert:
+    """An expert with a bug: the server must answer 500 JSON, not hang or crash."""
+
+    env = "broken"
+
+    def add_tasks(self, tasks: Any) -> None:
+        return None
+
+    def find_task(self, messages: Any) -> Any:
+        raise RuntimeError("expert bug")
+
+    def assess(self, query: Any) -> Any:
+        raise AssertionError
+
+    def respond(self, query: Any, verdict: Any, rng: Any) -> str:
+        raise AssertionError
+
+
+async def test_an_expert_bug_becomes_a_500_json_answer() -> None:
+    from agentbus.sim.model import SimModel
+
+    model = SimModel(experts=[BrokenExpert()])
+    async with sim_service(SimConfig(speed=0), model) as sim:
+        oa = AsyncOpenAI(base_url=sim.base_url, api_key="sim", max_retries=0)
+        with pytest.raises(openai.InternalServerError, match="expert bug"):
+            await oa.chat.completions.create(
+                model="weak", messages=[{"role": "user", "content": "x"}]
+            )
+        await oa.close()
+        assert sim.metrics()["requests_by_status"] == {"error": 1}
+        with pytest.raises(RuntimeError, match="expert bug"):  # in process: the bug itself
+            await sim.transport.complete("weak", [{"role": "user", "content": "x"}])

@@ -136,6 +136,10 @@ class SimEngine:
         except ConnectionResetError:  # the client went away while we streamed
             status = "disconnected"
             raise
+        except Exception:  # a bug in an expert or the model: the server answers 500
+            status = "error"
+            log.exception("sim.request_failed", model=request.model)
+            raise
         except BaseException:
             status = "cancelled"
             raise

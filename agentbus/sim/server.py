@@ -400,6 +400,16 @@ async def _json_http_errors(
         return web.Response(
             body=orjson.dumps(body), status=exc.status, content_type="application/json"
         )
+    except Exception as exc:  # logged by the engine; the client gets a 500 like from vLLM
+        body = {
+            "error": {
+                "message": f"internal error: {type(exc).__name__}: {exc}",
+                "type": "server_error",
+                "param": None,
+                "code": "internal_error",
+            }
+        }
+        return web.Response(body=orjson.dumps(body), status=500, content_type="application/json")
 
 
 class SimServer:
