@@ -199,7 +199,27 @@ class GitExpert:
             return self._action(model, right, parts.get("Current thought", ""), verdict, rng)
         if query.role == "reflection":
             return self._reflection(task, model, right, parts, verdict, rng)
-        return self._thought(task, model, right, verdict, rng)
+        misled = None
+        if not verdict.correct and parts.get("Plan"):
+            misled = self._plan_step(task, parts["Plan"], played, right)
+        return self._thought(task, model, right, verdict, rng, misled)
+
+    def _plan_step(self, task: Task, plan: str, played: list[str], right: str) -> str | None:
+        """The step a (bad) plan proposes at this point, when it differs from the right one.
+
+        A model that gets the step wrong while holding a wrong plan most
+        plausibly follows the plan, so a bad plan misleads in its own way.
+        """
+        if self.plan_good(task, plan):
+            return None
+        steps = commands_in(plan)
+        if len(played) >= len(steps):
+            return None
+        step = steps[len(played)]
+        model = self.state(task, played)
+        if step == right or self.solver(task).same_effect(model, step, right):
+            return None
+        return step
 
     def _plan(self, task: Task, verdict: Verdict, rng: random.Random) -> str:
         solver = self.solver(task)
@@ -242,7 +262,13 @@ class GitExpert:
         return [wrong_command(model, steps[0], rng), *steps[1:]]
 
     def _thought(
-        self, task: Task, model: GitModel, right: str, verdict: Verdict, rng: random.Random
+        self,
+        task: Task,
+        model: GitModel,
+        right: str,
+        verdict: Verdict,
+        rng: random.Random,
+        misled: str | None = None,
     ) -> str:
         solver = self.solver(task)
         gaps = differences(model.repo, solver.puzzle.goal)
@@ -256,7 +282,10 @@ class GitExpert:
                 f"{seen} There are several things that could be done here and I am not "
                 "sure which one comes first, so I will look at the tree again."
             )
-        command = right if verdict.correct else wrong_command(model, right, rng)
+        if verdict.correct:
+            command = right
+        else:
+            command = misled or wrong_command(model, right, rng)
         lead = rng.choice(("Next command:", "The next step is", "I will run"))
         return f"{seen}\n{lead} `{command}`, which {describe(model, command)}."
 
