@@ -136,15 +136,16 @@ async def test_anthropic_backend_through_the_anthropic_sdk(sim: SimHandle, keys:
 async def test_sim_backend_http_and_inproc_agree(sim: SimHandle) -> None:
     async with LLMRouter(LLMConfig(), sim=sim) as http_router:
         via_http = await http_router.client("sim:weak").complete(MSGS)
-        assert "at http://127.0.0.1" in http_router.stats()["models"]["sim:weak"]["replicas"][0][
-            "endpoint"
-        ]
+        assert (
+            "at http://127.0.0.1"
+            in http_router.stats()["models"]["sim:weak"]["replicas"][0]["endpoint"]
+        )
     before = received(sim)
     async with LLMRouter(LLMConfig(sim_path="inproc"), sim=sim) as inproc_router:
         via_inproc = await inproc_router.client("sim:weak").complete(MSGS)
-        assert "in process" in inproc_router.stats()["models"]["sim:weak"]["replicas"][0][
-            "endpoint"
-        ]
+        assert (
+            "in process" in inproc_router.stats()["models"]["sim:weak"]["replicas"][0]["endpoint"]
+        )
     assert via_http.text == via_inproc.text
     assert via_http.prompt_tokens == via_inproc.prompt_tokens
     assert received(sim) == before + 1
@@ -214,9 +215,7 @@ class EchoBackend(Backend):
 
     name: ClassVar[str] = "echo"
 
-    async def complete(
-        self, messages: Sequence[ChatMessage], params: SamplingParams
-    ) -> Completion:
+    async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> Completion:
         return Completion(text=messages[-1]["content"].upper(), model=self.spec.model)
 
 
@@ -231,3 +230,27 @@ async def test_third_party_backend_by_registry() -> None:
             assert (await llm.complete([{"role": "user", "content": "hi"}])).cached
     finally:
         registry.unregister("backends", "echo")
+
+
+async def test_httpx_transport_works_too(sim: SimHandle) -> None:
+    async with LLMRouter(LLMConfig(http_client="httpx"), sim=sim) as router:
+        result = await router.client("sim:weak").complete(MSGS)
+    assert result.text == (await reference(sim, MSGS)).text
+
+
+def test_anthropic_sampling_only_goes_to_compatible_servers(keys: None) -> None:
+    from agentbus.llm.backends.anthropic_backend import AnthropicBackend
+    from agentbus.llm.backends.base import BackendContext
+    from agentbus.llm.spec import parse_spec
+
+    params = SamplingParams(temperature=0.0, top_p=0.9, stop=("END",))
+    ctx = BackendContext()
+    official = AnthropicBackend(parse_spec("anthropic:claude-x"), None, EndpointLimits(), ctx)
+    compat = AnthropicBackend(
+        parse_spec("anthropic:http://h:1#m"), "http://h:1", EndpointLimits(), ctx
+    )
+    o = official.request_options(MSGS, params)
+    c = compat.request_options(MSGS, params)
+    assert o["system"] == SYSTEM and o["stop_sequences"] == ["END"] and "extra_body" not in o
+    assert c["extra_body"] == {"temperature": 0.0, "top_p": 0.9}
+    assert o["messages"] == c["messages"] == [{"role": "user", "content": MSGS[1]["content"]}]

@@ -49,6 +49,27 @@ class UpstreamError(Exception):
         return f"{self.args[0]} ({detail})"
 
 
+def connection_cause(exc: BaseException) -> str | None:
+    """The name of the network error behind ``exc``, if a failed connection caused it.
+
+    Transports disagree on names: aiohttp's adapter under the SDKs reports a
+    refused connection as a *connect timeout*. Walking the cause chain down to
+    the operating system's error tells the two apart, so "server down" does
+    not read as "server slow".
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    found: str | None = None
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and not isinstance(current, TimeoutError):
+            found = type(current).__name__
+        elif type(current).__name__ in ("ClientConnectorError", "ServerDisconnectedError"):
+            found = found or type(current).__name__
+        current = current.__cause__ or current.__context__
+    return found
+
+
 def kind_for_status(status: int) -> ErrorKind:
     """Map an HTTP status to an error kind (408/409/425/429 and 5xx are transient)."""
     if status == 429:

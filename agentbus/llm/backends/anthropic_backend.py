@@ -26,14 +26,18 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import anthropic
-import httpx2
 from anthropic import AsyncAnthropic
 
 from agentbus.errors import UserError
 from agentbus.llm.backends.base import Backend, BackendContext
-from agentbus.llm.backends.openai_backend import timeout_for
+from agentbus.llm.backends.openai_backend import http_client_for, timeout_for
 from agentbus.llm.config import EndpointLimits
-from agentbus.llm.retry import UpstreamError, kind_for_status, parse_retry_after
+from agentbus.llm.retry import (
+    UpstreamError,
+    connection_cause,
+    kind_for_status,
+    parse_retry_after,
+)
 from agentbus.llm.spec import ModelSpec, default_base_url
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
@@ -62,12 +66,15 @@ def _short(text: str, limit: int = 200) -> str:
 
 def upstream_error(exc: Exception, label: str) -> UpstreamError | None:
     """Classify an ``anthropic`` SDK exception (``None`` when it is not one we know)."""
-    if isinstance(exc, anthropic.APITimeoutError):
-        return UpstreamError(f"{label}: request timed out", kind="timeout")
-    if isinstance(exc, anthropic.APIConnectionError):
-        cause = exc.__cause__ or exc
+    if isinstance(exc, anthropic.APIConnectionError):  # APITimeoutError is one too
+        cause = connection_cause(exc)
+        if cause is not None:
+            return UpstreamError(f"{label}: connection failed ({cause})", kind="connection")
+        if isinstance(exc, anthropic.APITimeoutError):
+            return UpstreamError(f"{label}: request timed out", kind="timeout")
+        inner = exc.__cause__ or exc
         return UpstreamError(
-            f"{label}: connection failed ({type(cause).__name__})", kind="connection"
+            f"{label}: connection failed ({type(inner).__name__})", kind="connection"
         )
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
@@ -99,16 +106,12 @@ class AnthropicBackend(Backend):
         key = os.environ.get(self.api_key_env, "").strip()
         if not key:
             raise UserError(f"model {spec.key} needs the {self.api_key_env} environment variable")
-        size = limits.max_concurrency
         self._client = AsyncAnthropic(
             api_key=key,
             base_url=_sdk_base_url(endpoint),
             max_retries=0,
             timeout=timeout_for(limits),
-            http_client=anthropic.DefaultAsyncHttpxClient(
-                limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
-                timeout=timeout_for(limits),
-            ),
+            http_client=http_client_for(limits, context.http_client, anthropic),
         )
 
     @classmethod

@@ -27,6 +27,8 @@ class BackendContext:
 
     sim: Any = None
     sim_path: str = "auto"
+    #: transport under the official SDKs: ``aiohttp`` (scales) or ``httpx`` (their default)
+    http_client: str = "aiohttp"
 
 
 class Backend(ABC):

@@ -1,8 +1,10 @@
 """OpenAI and vLLM through the official ``openai`` SDK (``AsyncOpenAI``).
 
-One ``AsyncOpenAI`` per endpoint for the whole run, with its httpx pool sized
-to the endpoint's concurrency limit (the SDK's default pool keeps only 100
-connections alive, which silently caps throughput against a local vLLM).
+One ``AsyncOpenAI`` per endpoint for the whole run, with its connection pool
+sized to the endpoint's concurrency limit (the SDK's default pool keeps only
+100 connections alive, which silently caps throughput against a local vLLM)
+and, by default, the SDK's own aiohttp transport underneath (see
+``LLMConfig.http_client``).
 The SDK's own retries are off: the router retries, across replicas, with the
 run's limits. vLLM's extra sampling options (``top_k``, ``min_p``,
 ``repetition_penalty``...) travel in ``extra_body``.
@@ -22,7 +24,12 @@ from openai import AsyncOpenAI
 from agentbus.errors import UserError
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.config import EndpointLimits
-from agentbus.llm.retry import UpstreamError, kind_for_status, parse_retry_after
+from agentbus.llm.retry import (
+    UpstreamError,
+    connection_cause,
+    kind_for_status,
+    parse_retry_after,
+)
 from agentbus.llm.spec import ModelSpec, default_base_url
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
@@ -47,13 +54,20 @@ VLLM_ONLY: frozenset[str] = frozenset(
 )
 
 
-def http_client_for(limits: EndpointLimits) -> httpx2.AsyncClient:
-    """An httpx pool as large as the endpoint may be asked, with the run's timeouts."""
+def http_client_for(limits: EndpointLimits, kind: str, sdk: Any = openai) -> httpx2.AsyncClient:
+    """The SDK's HTTP client with a pool as large as the endpoint may be asked.
+
+    ``sdk`` is the ``openai`` or ``anthropic`` module: each ships the same two
+    classes, ``DefaultAioHttpClient`` (aiohttp underneath) and
+    ``DefaultAsyncHttpxClient``.
+    """
     size = limits.max_concurrency
-    return openai.DefaultAsyncHttpxClient(
+    cls = sdk.DefaultAioHttpClient if kind == "aiohttp" else sdk.DefaultAsyncHttpxClient
+    client: httpx2.AsyncClient = cls(
         limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
         timeout=timeout_for(limits),
     )
+    return client
 
 
 def timeout_for(limits: EndpointLimits) -> httpx2.Timeout:
@@ -66,12 +80,15 @@ def timeout_for(limits: EndpointLimits) -> httpx2.Timeout:
 
 def upstream_error(exc: Exception, label: str) -> UpstreamError | None:
     """Classify an ``openai`` SDK exception (``None`` when it is not one we know)."""
-    if isinstance(exc, openai.APITimeoutError):
-        return UpstreamError(f"{label}: request timed out", kind="timeout")
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
+    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError is one too
+        cause = connection_cause(exc)
+        if cause is not None:
+            return UpstreamError(f"{label}: connection failed ({cause})", kind="connection")
+        if isinstance(exc, openai.APITimeoutError):
+            return UpstreamError(f"{label}: request timed out", kind="timeout")
+        inner = exc.__cause__ or exc
         return UpstreamError(
-            f"{label}: connection failed ({type(cause).__name__})", kind="connection"
+            f"{label}: connection failed ({type(inner).__name__})", kind="connection"
         )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
@@ -115,7 +132,7 @@ class OpenAIBackend(Backend):
             base_url=endpoint,
             max_retries=0,
             timeout=timeout_for(limits),
-            http_client=http_client_for(limits),
+            http_client=http_client_for(limits, context.http_client),
         )
 
     @classmethod
