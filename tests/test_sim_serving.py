@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import anyio
 import pytest
@@ -98,7 +99,7 @@ async def test_streamed_first_token_arrives_after_prefill() -> None:
         started = time.perf_counter()
         seen: list[float] = []
 
-        async def emit(piece: str) -> None:
+        async def emit(pieces: Sequence[str]) -> None:
             if not seen:
                 seen.append(time.perf_counter() - started)
 

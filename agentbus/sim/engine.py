@@ -35,7 +35,8 @@ log = structlog.get_logger("agentbus.sim")
 #: streaming answers are released in at most this many timed bursts
 MAX_BURSTS = 8
 
-Emit = Callable[[str], Awaitable[None]]
+#: receives the stream deltas of one timed burst (one SSE event each)
+Emit = Callable[[Sequence[str]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,9 @@ class SimEngine:
     async def run(self, request: SimRequest, emit: Emit | None = None) -> SimAnswer:
         """Serve one request; raise :class:`SimFault` or :class:`UserError` on failure.
 
-        With ``emit`` the text goes out piece by piece (after time to first
-        token, in up to :data:`MAX_BURSTS` timed bursts); the returned answer
+        With ``emit`` the text goes out in word-sized deltas, handed over in up
+        to :data:`MAX_BURSTS` timed bursts after the time to first token (one
+        sleep and one write per burst, never per token); the returned answer
         always carries the whole text and usage.
         """
         m = self.metrics
@@ -160,9 +162,9 @@ class SimEngine:
         if mangled is not None:
             answer = _with_text(answer, mangled)
         prompt_text = "".join(f"{m['role']}\x00{m['content']}\x00" for m in request.messages)
+        if fault is Fault.STALL:  # slow on the way in (a gateway, a network): no GPU held
+            await self.serving.sleep(self.faults.config.stall_s)
         async with self.serving.slot(prompt_text, answer.prompt_tokens) as slot:
-            if fault is Fault.STALL:
-                await self.serving.sleep(self.faults.config.stall_s)
             if emit is None:
                 await self.serving.sleep(slot.duration(answer.completion_tokens))
                 if fault is Fault.DROP:
@@ -178,8 +180,8 @@ class SimEngine:
                     raise SimConnectionDropped("connection dropped mid-stream (simulated)")
                 tokens = count_tokens("".join(chunk))
                 await self.serving.sleep(tokens * slot.tpot_s)
-                for piece in chunk:
-                    await emit(piece)
+                if chunk:
+                    await emit(chunk)
             if fault is Fault.DROP:
                 raise SimConnectionDropped("connection dropped mid-stream (simulated)")
             return answer

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -461,12 +461,15 @@ class SimServer:
         rid = _new_id("msg_" if proto.name == "messages" else "chatcmpl-")
         stream: web.StreamResponse | None = None
 
-        async def emit(piece: str) -> None:
+        async def emit(pieces: Sequence[str]) -> None:
             nonlocal stream
+            head = b""
             if stream is None:
                 stream = await self._open_stream(request)
-                await stream.write(proto.stream_start(rid, req.model, parsed))
-            await stream.write(proto.stream_piece(rid, req.model, piece))
+                head = proto.stream_start(rid, req.model, parsed)
+            await stream.write(
+                head + b"".join(proto.stream_piece(rid, req.model, p) for p in pieces)
+            )
 
         try:
             answer = await self.engine.run(req, emit if parsed.stream else None)
