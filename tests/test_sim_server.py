@@ -13,6 +13,7 @@ import pytest
 from anthropic import AsyncAnthropic
 from openai import AsyncOpenAI
 
+from agentbus.errors import UserError
 from agentbus.sim.config import SimConfig
 from agentbus.sim.faults import FaultConfig
 from agentbus.sim.service import SimHandle, sim_service
@@ -258,3 +259,10 @@ async def test_an_expert_bug_becomes_a_500_json_answer() -> None:
         assert sim.metrics()["requests_by_status"] == {"error": 1}
         with pytest.raises(RuntimeError, match="expert bug"):  # in process: the bug itself
             await sim.transport.complete("weak", [{"role": "user", "content": "x"}])
+
+
+async def test_a_busy_port_is_a_user_error() -> None:
+    async with sim_service(SimConfig(speed=0, experts=[])) as first:
+        with pytest.raises(UserError, match=f"cannot listen on 127.0.0.1:{first.port}"):
+            async with sim_service(SimConfig(speed=0, experts=[], port=first.port)):
+                pass

@@ -84,9 +84,9 @@ async def sim_service(
         yield handle
         return
     server = SimServer(engine)
+    sock = _bind(config.host, config.port)
     runner = web.AppRunner(server.app, access_log=None, handle_signals=False)
     await runner.setup()
-    sock = _bind(config.host, config.port)
     try:
         site = web.SockSite(runner, sock, backlog=4096)
         await site.start()
