@@ -150,6 +150,7 @@ async def test_replicas_are_balanced_and_a_failing_one_sits_out() -> None:
         limits = EndpointLimits(replica_failures=2, replica_cooldown_s=30, max_retries=5, **FAST)
         async with LLMRouter(LLMConfig(limits=limits), sim=good) as router:
             llm = router.client(spec)
+            assert llm.capacity == 2 * 64
             first = await gather(llm, [chat(i) for i in range(20)])
             seen_by_bad = metric(bad, "requests_received")
             for i in range(20, 30):  # the bad replica is cooling down: none of these reach it
@@ -186,7 +187,7 @@ async def test_identical_concurrent_calls_are_sent_once() -> None:
 )
 async def test_cache_policy(policy: str, params: SamplingParams, sent: int) -> None:
     async with running(speed=0) as sim:
-        async with LLMRouter(LLMConfig(cache=policy), sim=sim) as router:  # type: ignore[arg-type]
+        async with LLMRouter(LLMConfig(cache=policy), sim=sim) as router:
             llm = router.client("sim:weak")
             for _ in range(4):
                 await llm.complete(chat(1), params)
@@ -211,7 +212,7 @@ async def test_disk_cache_serves_a_second_run(tmp_path: Path) -> None:
 
 async def test_default_sampling_comes_from_config() -> None:
     async with running(speed=0) as sim:
-        cfg = LLMConfig(sampling={"max_tokens": 5})  # type: ignore[arg-type]
+        cfg = LLMConfig(sampling={"max_tokens": 5})
         async with LLMRouter(cfg, sim=sim) as router:
             result = await router.client("sim:weak").complete(chat(0))
         assert result.completion_tokens <= 5 and result.finish_reason == "length"
