@@ -4,31 +4,28 @@ This is the thin layer DESIGN.md allows to import ``attribution`` directly; it
 finds modules and environments by name. It wires together the environment's
 tasks, the simulator (when a ``sim:`` model is used), the LLM router, the run
 store (resume), the attribution service, the console progress, the live
-server, and the runtime, then writes the results files and prints the table.
+server and the runtime, then writes the results files and prints the table.
 """
 
 from __future__ import annotations
 
-import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
-import structlog
 from rich.console import Console
 
 from agentbus import registry
 from agentbus.config import RESULT_KEYS, RunConfig
-from agentbus.environment import EnvSetup, Environment, TaskSource
+from agentbus.environment import EnvSetup, TaskSource
 from agentbus.episode import EpisodeSpec
-from agentbus.errors import InfraError, UserError
-from agentbus.evaluation import Agent, Plan, SpecFactory, episode_id
-from agentbus.events import RUN_FINISHED, RUN_STARTED, EventHub
-from agentbus.coalitions import coalition_key
+from agentbus.errors import UserError
+from agentbus.evaluation import Plan, SpecFactory, agent_for, cell_id
+from agentbus.events import EPISODE_ENDED, RUN_FINISHED, RUN_STARTED, EventHub
 from agentbus.llm.router import LLMRouter
 from agentbus.outcome import Outcome
 from agentbus.progress import Progress
@@ -36,13 +33,14 @@ from agentbus.runtime import Runtime
 from agentbus.server import LiveServer
 from agentbus.sim.service import SimHandle, sim_service
 from agentbus.store import RunStore, counts
-from attribution.results import build_results, render_console, render_markdown
+from attribution.plots import write_plots
+from attribution.results import build_results, render_console, to_markdown
+from attribution.scheduler import AdaptiveSource
 from attribution.service import AttributionService
-
-log = structlog.get_logger("agentbus.run")
 
 #: stop early when this many episodes in a row failed on the infrastructure
 INFRA_BREAKER = 25
+BEST = "best"
 
 
 @dataclass
@@ -56,10 +54,10 @@ class RunReport:
     infra_errors: int
     llm_summary: str
     stopped_early: str | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
 
 
-def load_environment(config: RunConfig) -> tuple[type[Environment], EnvSetup]:
+def load_environment(config: RunConfig) -> EnvSetup:
+    """The environment's tasks and per-episode factory (a UserError for bad files)."""
     env_cls = registry.get("environments", config.env)
     source = TaskSource(
         dataset=config.dataset,
@@ -68,10 +66,10 @@ def load_environment(config: RunConfig) -> tuple[type[Environment], EnvSetup]:
         seed=config.seed,
         limit=config.limit,
     )
-    setup = env_cls.setup(source)
+    setup: EnvSetup = env_cls.setup(source)
     if not setup.tasks:
-        raise UserError(f"environment {config.env!r} produced no tasks from {source}")
-    return env_cls, setup
+        raise UserError(f"environment {config.env!r} produced no tasks")
+    return setup
 
 
 def default_run_dir(config: RunConfig) -> Path:
@@ -102,21 +100,103 @@ class Breaker:
         self.tripped = anyio.Event()
 
     def record(self, outcome: Outcome) -> None:
-        if outcome.error_kind in ("infra", "timeout"):
-            self.total += 1
-            self.streak += 1
-            self.first = self.first or outcome.error
-            if self.streak >= self.threshold:
-                self.tripped.set()
-        else:
+        if outcome.counts_for_value:
             self.streak = 0
+            return
+        self.total += 1
+        self.streak += 1
+        self.first = self.first or outcome.error
+        if self.streak >= self.threshold:
+            self.tripped.set()
+
+
+class BestRun:
+    """The best-combination agent: each slot on the model with the highest phi."""
+
+    def __init__(self) -> None:
+        self.assignment: dict[str, str] | None = None
+        self.rewards: dict[str, float] = {}
+
+    def observe(self, payload: dict[str, Any]) -> None:
+        if payload.get("kind") == BEST and counts(payload):
+            self.assignment = dict(payload.get("assignment") or {})
+            self.rewards[str(payload["episode_id"])] = float(payload["outcome"]["reward"])
+
+    def choose(self, service: AttributionService, plan: Plan) -> dict[str, str] | None:
+        """Per varied slot the test model with the largest positive phi, else the default."""
+        best: dict[str, str] = {slot: plan.default_model for slot in plan.agent.slots}
+        for slot in plan.varied:
+            top = 0.0
+            for model in plan.test_models:
+                est = service.estimates(model)
+                if est is None:
+                    return None
+                value = est.value(slot)
+                if value > top:
+                    top, best[slot] = value, model
+        return best
+
+    def summary(self) -> dict[str, Any] | None:
+        if not self.rewards:
+            return None
+        n = len(self.rewards)
+        return {"assignment": self.assignment, "n": n, "acc": sum(self.rewards.values()) / n}
+
+
+def _best_specs(
+    factory: SpecFactory, assignment: dict[str, str], tasks: Iterable[Any], done: set[str]
+) -> Iterator[EpisodeSpec]:
+    label = "+".join(f"{slot}={model}" for slot, model in assignment.items())
+    for task in tasks:
+        eid = f"{BEST}|{label}|{task.id}|r0"
+        if eid not in done:
+            yield factory.build_assignment(
+                assignment,
+                task,
+                0,
+                episode=eid,
+                metadata={"kind": BEST, "default_model": factory.plan.default_model},
+            )
+
+
+def _sim_config(config: RunConfig) -> Any:
+    """The simulator only needs the expert of the environment being run."""
+    if config.sim.experts is not None:
+        return config.sim
+    known = registry.names("experts")
+    return config.sim.model_copy(update={"experts": [config.env] if config.env in known else []})
+
+
+async def _start_server(
+    config: RunConfig,
+    hub: EventHub,
+    store: RunStore,
+    service: AttributionService,
+    total: int,
+    console: Console,
+) -> LiveServer | None:
+    if not config.serve:
+        return None
+    host, port = parse_serve(config.serve)
+    server = LiveServer(
+        hub,
+        store,
+        host=host,
+        port=port,
+        token=config.token,
+        attribution=service.snapshot,
+        total=total,
+    )
+    url = await server.start()
+    console.print(f"live dashboard: {url}")
+    return server
 
 
 async def evaluate(config: RunConfig, console: Console | None = None) -> RunReport:
     """Run the whole evaluation described by ``config``."""
-    console = console or Console(stderr=False)
-    env_cls, setup = await anyio.to_thread.run_sync(load_environment, config)
-    agent = Agent.resolve(config.agent, config.modules)
+    console = console or Console()
+    setup = await anyio.to_thread.run_sync(load_environment, config)
+    agent = agent_for(config.agent, config.modules)
     varied = tuple(config.slots) if config.slots else agent.slots
     plan = Plan(
         agent,
@@ -131,22 +211,35 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
     config = config.model_copy(update={"run_dir": run_dir})
     store = RunStore.open(run_dir, config.model_dump(mode="json"), result_keys=RESULT_KEYS)
     hub = EventHub()
-    service = AttributionService(hub, list(varied), default_model=config.default)
-    done = store.completed_episode_ids()
+    service = AttributionService(
+        hub,
+        varied,
+        adaptive=config.adaptive,
+        target_halfwidth=config.target_halfwidth if config.adaptive else None,
+        test_models=config.test,
+    )
+    best = BestRun()
     for event in store.replay():
-        if event.get("type") == "episode.ended" and counts(event):
+        if event.get("type") == EPISODE_ENDED and counts(event):
             service.observe(event)
+            best.observe(event)
+    done = store.completed_episode_ids()
     breaker = Breaker()
-    outcomes: dict[str, Outcome] = {}
+    retry: list[EpisodeSpec] = []
 
     async def on_outcome(spec: EpisodeSpec, outcome: Outcome) -> None:
-        outcomes[spec.episode_id] = outcome
         breaker.record(outcome)
+        if not outcome.counts_for_value:
+            retry.append(spec)
+        elif spec.metadata.get("kind") == BEST:
+            best.observe(
+                {**spec.metadata, "episode_id": spec.episode_id, "outcome": outcome.model_dump()}
+            )
 
     async with AsyncExitStack() as stack:
         sim: SimHandle | None = None
         if any(m.startswith("sim:") for m in config.models()):
-            sim = await stack.enter_async_context(sim_service(config.sim))
+            sim = await stack.enter_async_context(sim_service(_sim_config(config)))
             sim.model.add_tasks(config.env, setup.tasks)
         router = await stack.enter_async_context(LLMRouter(config.llm, sim=sim))
         factory = SpecFactory(
@@ -157,63 +250,66 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
             timeout_s=config.episode_timeout_s,
             trace=config.trace,
         )
-        pending = [
-            cell
-            for cell in plan.cells()
-            if episode_id(cell[0], coalition_key(varied, cell[1]), cell[2].id, cell[3]) not in done
-        ]
-        total = plan.size()
+        source: Any
+        adaptive: AdaptiveSource | None = None
+        if config.adaptive:
+            adaptive = AdaptiveSource(
+                factory,
+                service,
+                tasks=setup.tasks,
+                test_models=config.test,
+                target_halfwidth=config.target_halfwidth,
+                max_episodes=config.max_episodes,
+                deterministic=config.llm.sampling.params().deterministic,
+                done_ids=done,
+            )
+            source = adaptive
+            total = config.max_episodes or plan.size()
+            skipped = service.collector.episodes
+        else:
+            pending = [cell for cell in plan.cells() if cell_id(plan, cell) not in done]
+            source = (factory.build(*cell) for cell in pending)
+            total = plan.size()
+            skipped = total - len(pending)
         runtime = Runtime(max_concurrency=config.concurrency, hub=hub)
-        server: LiveServer | None = None
-        stopped: str | None = None
         async with anyio.create_task_group() as tg:
             await tg.start(store.consume, hub)
             await tg.start(service.run)
             if config.progress != "off":
-                progress = Progress(
-                    hub,
-                    total,
-                    plain=None if config.progress == "auto" else config.progress == "plain",
-                    done=total - len(pending),
-                )
-                await tg.start(progress.run)
-            if config.serve:
-                host, port = parse_serve(config.serve)
-                server = LiveServer(
-                    hub,
-                    store,
-                    host=host,
-                    port=port,
-                    token=config.token,
-                    attribution=service.snapshot,
-                    total=total,
-                )
-                url = await server.start()
-                console.print(f"live dashboard: {url}")
+                plain = None if config.progress == "auto" else config.progress == "plain"
+                await tg.start(Progress(hub, total, plain=plain, done=skipped).run)
+            server = await _start_server(config, hub, store, service, total, console)
             await hub.publish(
                 RUN_STARTED,
                 {
                     "run_dir": str(run_dir),
                     "total": total,
-                    "pending": len(pending),
+                    "done": skipped,
                     "slots": list(varied),
                     "default_model": config.default,
                     "test_models": list(config.test),
                     "env": config.env,
                 },
             )
-            with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as work:
 
                 async def watch_breaker() -> None:
                     await breaker.tripped.wait()
-                    scope.cancel()
+                    work.cancel_scope.cancel()
 
-                tg.start_soon(watch_breaker)
-                await runtime.run(
-                    _specs(factory, pending, service, config), on_outcome
-                )
+                work.start_soon(watch_breaker)
+                await runtime.run(source, on_outcome)
+                if retry:  # infrastructure failures get one more try
+                    again, retry[:] = list(retry), []
+                    await runtime.run(again, on_outcome)
                 if config.best:
-                    await _run_best(factory, plan, service, runtime, on_outcome)
+                    assignment = best.choose(service, plan)
+                    if assignment is not None:
+                        await runtime.run(
+                            _best_specs(factory, assignment, setup.tasks, done), on_outcome
+                        )
+                work.cancel_scope.cancel()
+            stopped = None
             if breaker.tripped.is_set():
                 stopped = (
                     f"stopped after {breaker.streak} episodes in a row failed on the "
@@ -226,36 +322,39 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
             if server is not None:
                 await server.stop()
             hub.close()
-            tg.cancel_scope.cancel()
         llm_summary = router.summary()
-        stats = router.stats()
+        llm_stats = router.stats()
 
-    results = build_results(service, plan=plan, llm=stats)
+    results = build_results(service.collector, confidence=service.confidence)
+    results["env"] = config.env
+    results["llm"] = llm_stats
+    if adaptive is not None:
+        results["adaptive"] = {
+            "target_halfwidth": config.target_halfwidth,
+            "stop_reason": adaptive.stop_reason,
+            "done": service.done(config.target_halfwidth),
+        }
+    best_summary = best.summary()
+    if best_summary is not None:
+        results["best_run"] = best_summary
     store.write_json("results.json", results)
-    store.write_text("results.md", render_markdown(results))
+    store.write_text("results.md", to_markdown(results))
+    write_plots(results, run_dir / "plots")
     store.close()
     console.print(render_console(results))
+    if adaptive is not None and adaptive.stop_reason:
+        console.print(f"adaptive run stopped: {adaptive.stop_reason}")
+    if best_summary is not None:
+        console.print(
+            f"best combination {best_summary['assignment']}: "
+            f"Acc {best_summary['acc']:.3f} over {best_summary['n']} tasks"
+        )
     return RunReport(
         run_dir=run_dir,
         results=results,
         episodes_run=runtime.finished,
-        episodes_skipped=total - len(pending),
+        episodes_skipped=skipped,
         infra_errors=breaker.total,
         llm_summary=llm_summary,
         stopped_early=stopped,
     )
-
-
-def _specs(
-    factory: SpecFactory, pending: list[Any], service: AttributionService, config: RunConfig
-) -> Iterator[EpisodeSpec]:
-    for model, coalition, task, repeat in pending:
-        yield factory.build(model, coalition, task, repeat)
-
-
-async def _run_best(*args: Any) -> None:
-    return None
-
-
-def _unused(x: AsyncIterator[Any]) -> None:
-    del x, sys, InfraError

@@ -30,6 +30,16 @@ def episode_id(model: str, key: str, task_id: str, repeat: int) -> str:
     return f"{model}|{key or '-'}|{task_id}|r{repeat}"
 
 
+def cell_id(plan: Plan, cell: tuple[str, tuple[str, ...], Task, int]) -> str:
+    """The episode id of one plan cell (model, coalition, task, repeat)."""
+    model, coalition, task, repeat = cell
+    return episode_id(model, coalition_key(plan.varied, coalition), task.id, repeat)
+
+
+def agent_for(name: str, overrides: Mapping[str, str]) -> Agent:
+    return Agent.resolve(name, overrides)
+
+
 @dataclass(frozen=True)
 class Agent:
     """An agent: its slots in order and the module (registry name) filling each."""
