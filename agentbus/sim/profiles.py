@@ -118,7 +118,7 @@ _STRONG: dict[str, dict[str, Any]] = {
     "action": {
         "base": 0.85,
         "plan": {"good": 0.2, "bad": 0.1},
-        "thought": {"good": 0.9, "bad": 0.4},
+        "thought": {"good": 0.9, "bad": 1.1},
         "malformed": 0.01,
         "tokens": 30,
     },
