@@ -58,6 +58,35 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
     return results
 
 
+def compare(
+    results: dict[str, Any],
+    other: dict[str, Any],
+    run_dir: Path,
+    other_dir: Path,
+    *,
+    plots: bool = True,
+) -> dict[str, Any]:
+    """Compare two runs' Shapley tables; writes RUN_DIR/comparison.json (and a radar)."""
+    from attribution.multi import consistency_rate, table_correlation, table_from_results
+
+    a, b = table_from_results(results), table_from_results(other)
+    corr = table_correlation(a, b)
+    out: dict[str, Any] = {
+        "other_run": str(other_dir),
+        "default_models": [results.get("default_model"), other.get("default_model")],
+        "consistency_rate": consistency_rate(a, b),
+        **corr,
+    }
+    (run_dir / "comparison.json").write_bytes(orjson.dumps(out, option=orjson.OPT_INDENT_2))
+    if plots:
+        from attribution.plots import plot_radar
+
+        tables = {f"{m} ({run_dir.name})": row for m, row in a.items()}
+        tables.update({f"{m} ({other_dir.name})": row for m, row in b.items()})
+        plot_radar(tables, run_dir / "plots", stem="radar_compare")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m agentbus.report",
@@ -67,9 +96,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG/SVG figures")
     parser.add_argument("--confidence", type=float, default=0.95, help="interval level")
     parser.add_argument("--quiet", action="store_true", help="do not print the table")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="OTHER_RUN_DIR",
+        help="a second run (e.g. another default model): consistency rate and correlations",
+    )
     args = parser.parse_args(argv)
     try:
         results = rebuild(args.run_dir, plots=not args.no_plots, confidence=args.confidence)
+        comparison = None
+        if args.compare is not None:
+            other = rebuild(args.compare, plots=False, confidence=args.confidence)
+            comparison = compare(
+                results, other, args.run_dir, args.compare, plots=not args.no_plots
+            )
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -79,6 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         console = Console()
         console.print(render_console(results))
         console.print(f"wrote {args.run_dir / 'results.json'} and {args.run_dir / 'results.md'}")
+        if comparison is not None:
+            console.print(
+                f"vs {args.compare}: consistency rate {comparison['consistency_rate']:.3f}, "
+                f"Pearson {comparison['pearson']:.3f}, Spearman {comparison['spearman']:.3f} "
+                f"over {comparison['cells']:.0f} cells"
+            )
     return 0
 
 

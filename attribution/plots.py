@@ -22,6 +22,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from attribution.results import ordered_keys
+
 FORMATS = ("png", "svg")
 
 
@@ -70,9 +72,9 @@ def plot_shapley(results: Mapping[str, Any], out_dir: Path, index: str = "shaple
 def plot_coalitions(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
     """Success rate per coalition, ordered by size, one bar group per test model."""
     models = list(results["models"])
-    keys = sorted(
+    keys = ordered_keys(
+        list(results["slots"]),
         {k for m in models for k in results["models"][m].get("coalitions", {})},
-        key=lambda k: (0 if k == "" else len(k.split("+")), k),
     )
     fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * len(keys) + 1.5), 3.8))
     width = 0.8 / max(len(models), 1)

@@ -110,25 +110,41 @@ def best_combination(results: Mapping[str, Any]) -> dict[str, str] | None:
 
 
 def build_results(
-    collector: Collector, *, confidence: float = 0.95, horizon: float | None = None
+    source: Collector | Mapping[str, Game],
+    *,
+    default_model: str | None = None,
+    failures: Mapping[str, int] | None = None,
+    confidence: float = 0.95,
+    horizon: float | None = None,
 ) -> Results:
-    """The results-file content for every test model the collector saw."""
-    slots = list(collector.slots or ())
+    """The results-file content for every test model.
+
+    ``source`` is a :class:`Collector` (the live service's, or one replayed from
+    a log) or a mapping test model -> :class:`Game`; with a mapping, pass the
+    ``default_model`` and the infrastructure ``failures`` per model yourself.
+    """
+    if isinstance(source, Collector):
+        games: Mapping[str, Game] = source.games
+        fails = dict(source.failures)
+        default = source.default_model if default_model is None else default_model
+        slots = list(source.slots or ())
+    else:
+        games = source
+        fails = dict(failures or {})
+        default = default_model
+        slots = list(next(iter(games.values())).slots) if games else []
     models = {
         model: model_summary(
-            game,
-            confidence=confidence,
-            failures=collector.failures.get(model, 0),
-            horizon=horizon,
+            game, confidence=confidence, failures=fails.get(model, 0), horizon=horizon
         )
-        for model, game in sorted(collector.games.items())
+        for model, game in sorted(games.items())
     }
-    for model, count in collector.failures.items():
+    for model, count in fails.items():
         if model not in models:
             models[model] = {"coalitions": {}, "shapley": None, "failures": count}
     results: Results = {
         "slots": slots,
-        "default_model": collector.default_model,
+        "default_model": default,
         "confidence": confidence,
         "models": models,
         "best": None,
@@ -139,6 +155,17 @@ def build_results(
 
 
 # -- presentation -------------------------------------------------------------
+
+
+def ordered_keys(slots: list[str], keys: Any) -> list[str]:
+    """Coalition keys by size, then in slot order (the paper's Figure 3 order)."""
+    index = {s: i for i, s in enumerate(slots)}
+
+    def order(key: str) -> tuple[int, list[int]]:
+        parts = [p for p in key.split("+") if p]
+        return len(parts), [index.get(p, len(index)) for p in parts]
+
+    return sorted(set(keys), key=order)
 
 
 def _fmt(x: Any, digits: int = 3) -> str:
@@ -196,9 +223,9 @@ def to_markdown(results: Mapping[str, Any]) -> str:
             line += f"; {s['not_estimable']}"
         notes.append(line)
     parts.append("\n".join(notes))
-    keys = sorted(
+    keys = ordered_keys(
+        list(results["slots"]),
         {k for m in models for k in results["models"][m].get("coalitions", {})},
-        key=lambda k: (0 if k == "" else len(k.split("+")), k),
     )
     rows = []
     for key in keys:

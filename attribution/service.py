@@ -38,7 +38,7 @@ from attribution.allocation import (
 from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
 from attribution.exact import shapley_matrix, shapley_values
-from attribution.results import model_summary
+from attribution.results import Results, build_results, model_summary
 
 SNAPSHOT = "attribution.snapshot"
 
@@ -182,6 +182,10 @@ class AttributionService:
             snap["target_halfwidth"] = self.target_halfwidth
             snap["done"] = self.done(self.target_halfwidth)
         return snap
+
+    def results(self) -> Results:
+        """The results-file content (see :mod:`attribution.results`) for what was seen."""
+        return build_results(self.collector, confidence=self.confidence, horizon=self.horizon)
 
     def halfwidths(self, test_model: str, *, anytime: bool | None = None) -> np.ndarray | None:
         est = self.estimates(test_model)

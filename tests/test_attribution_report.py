@@ -124,3 +124,16 @@ def test_console_table_and_radar(tmp_path: Path) -> None:
     assert "Shapley values" in text and "delta Acc" in text and "sim:action" in text
     paths = plot_radar({"math": {"p": 0.1, "r": 0.2}, "git": {"p": 0.3, "r": 0.0}}, tmp_path)
     assert all(p.exists() for p in paths)
+
+
+def test_compare_two_runs(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    write_log(a, tasks=12, torn=False)
+    write_log(b, tasks=12, torn=False)
+    assert main([str(a), "--compare", str(b), "--quiet"]) == 0
+    comparison = orjson.loads((a / "comparison.json").read_bytes())
+    assert comparison["consistency_rate"] == 1.0  # identical logs rank models identically
+    assert comparison["pearson"] == pytest.approx(1.0)
+    assert (a / "plots" / "radar_compare.png").exists()
