@@ -2,10 +2,8 @@
 
 A thread cannot be stopped, and one expression (``expand((a+b+c+d)^40)``)
 can keep sympy busy for minutes; so every sympy call of the math tools runs
-in a worker process, and a call that overruns its limit kills its worker
-(the next call starts a fresh one). Workers are forked from a forkserver that
-has already imported sympy, so a replacement costs milliseconds, not the
-second a cold ``import sympy`` takes.
+in a worker process (``python -m environments.math.worker``), and a call
+that overruns its limit kills its worker (the next call starts a fresh one).
 
 The pool is thread-safe and loop-agnostic: the async :meth:`SympyPool.run`
 waits in a worker thread, so it works from any event loop (each test gets its
@@ -16,76 +14,76 @@ from __future__ import annotations
 
 import atexit
 import functools
-import multiprocessing
 import os
 import queue
+import select
+import subprocess
+import sys
 import threading
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
 from environments.math.safeparse import CalcError
+from environments.math.worker import read_frame, write_frame
 
-#: bytes of address space a worker may use (a memory bomb fails, not the host)
-WORKER_MEMORY = 2 << 30
+#: the directory holding the ``environments`` package, for the workers' import path
+_ROOT = str(Path(__file__).resolve().parents[2])
+#: how long a fresh worker may take to import sympy and say it is ready
+START_TIMEOUT = 60.0
 
 
 class CalcTimeout(CalcError):
     """The computation overran its time limit and its worker was stopped."""
 
 
-def _serve(conn: Connection) -> None:
-    """Worker main loop: (op, args) in, ("ok", value) or ("error", reason) out."""
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
-    except (ImportError, ValueError, OSError):
-        pass
-    from environments.math.ops import OPS
-
-    ops = OPS
-
-    while True:
-        try:
-            op, args = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            reply: tuple[str, Any] = ("ok", ops[op](*args))
-        except CalcError as exc:
-            reply = ("error", str(exc))
-        except MemoryError:
-            reply = ("error", "the computation ran out of memory")
-        except RecursionError:
-            reply = ("error", "the expression is nested too deeply")
-        except Exception as exc:
-            reply = ("error", f"could not evaluate: {type(exc).__name__}: {exc}"[:300])
-        try:
-            conn.send(reply)
-        except (OSError, ValueError):
-            return
-
-
 class _Worker:
-    __slots__ = ("conn", "process")
+    __slots__ = ("process",)
 
-    def __init__(self, ctx: Any) -> None:
-        parent, child = ctx.Pipe()
-        self.conn: Connection = parent
-        self.process: BaseProcess = ctx.Process(target=_serve, args=(child,), daemon=True)
-        self.process.start()
-        child.close()
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "environments.math.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+        if not self.wait(START_TIMEOUT) or self.receive()[0] != "ready":
+            self.stop()
+            raise CalcError("the math worker did not start")
+
+    def send(self, value: Any) -> None:
+        assert self.process.stdin is not None
+        write_frame(self.process.stdin, value)
+
+    def wait(self, timeout: float) -> bool:
+        """Whether a reply is readable within ``timeout`` seconds."""
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        return bool(ready)
+
+    def receive(self) -> Any:
+        assert self.process.stdout is not None
+        return read_frame(self.process.stdout)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
     def stop(self) -> None:
         try:
             self.process.kill()
-            self.process.join(timeout=2)
-        except (OSError, ValueError, AssertionError):
+            self.process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
             pass
-        self.conn.close()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
 
 
 class SympyPool:
@@ -97,30 +95,17 @@ class SympyPool:
         self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
         self._all: set[_Worker] = set()
         self._lock = threading.Lock()
-        self._ctx: Any = None
         self.killed = 0
-
-    def _context(self) -> Any:
-        with self._lock:
-            if self._ctx is None:
-                ctx: Any
-                try:
-                    ctx = multiprocessing.get_context("forkserver")
-                    ctx.set_forkserver_preload(["environments.math.ops"])
-                except ValueError:  # no forkserver on this platform
-                    ctx = multiprocessing.get_context("spawn")
-                self._ctx = ctx
-            return self._ctx
 
     def _take(self) -> _Worker:
         try:
             worker = self._idle.get_nowait()
-            if worker.process.is_alive():
+            if worker.alive():
                 return worker
             self._drop(worker)
         except queue.Empty:
             pass
-        worker = _Worker(self._context())
+        worker = _Worker()
         with self._lock:
             self._all.add(worker)
         return worker
@@ -135,14 +120,14 @@ class SympyPool:
         with self._slots:
             worker = self._take()
             try:
-                worker.conn.send((op, args))
-                if not worker.conn.poll(timeout):
+                worker.send((op, args))
+                if not worker.wait(timeout):
                     self.killed += 1
                     self._drop(worker)
                     raise CalcTimeout(
                         f"the computation took longer than {timeout:g}s and was stopped"
                     )
-                status, value = worker.conn.recv()
+                status, value = worker.receive()
             except (EOFError, OSError, BrokenPipeError) as exc:
                 self._drop(worker)
                 raise CalcError(

@@ -1,0 +1,316 @@
+"""The simulated expert for the math environment (``agentbus.sim.expert.Expert``).
+
+It knows each task's worked solution: for generated tasks the calculator
+inputs in order, the method and a plausible wrong method; for CapaBench's
+files the boxed answer and the knowledge point. From the prompt's history it
+works out which solution steps are already done, judges the upstream plan,
+thought and reflection against that state, and writes per role either the
+right next move, a realistic mistake (a wrong method, a wrong intermediate, a
+premature wrong answer, a wasted search), or broken formatting.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from agentbus.environment import Task
+from agentbus.llm.types import ChatMessage
+from agentbus.sim.expert import ExpertQuery, Upstream, Verdict
+from environments.math.generator import KNOWLEDGE_POINTS
+
+ENV = "math"
+_SECTION = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
+_ROUND = re.compile(
+    r"^Round (\d+)\nThought: (.*?)\nAction: (.*?)\nFeedback: (.*?)(?=\n\nRound \d+\n|\Z)",
+    re.DOTALL | re.MULTILINE,
+)
+
+
+def sections(text: str) -> dict[str, str]:
+    """``## Title`` sections of a contract-shaped prompt (body up to the next one)."""
+    marks = list(_SECTION.finditer(text))
+    out: dict[str, str] = {}
+    for k, m in enumerate(marks):
+        end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
+        out.setdefault(m.group(1).strip(), text[m.end() : end].strip())
+    return out
+
+
+@dataclass(frozen=True)
+class Step:
+    thought: str
+    action: str
+    feedback: str
+
+
+def rounds(history: str) -> list[Step]:
+    return [Step(m.group(2), m.group(3), m.group(4)) for m in _ROUND.finditer(history or "")]
+
+
+def squash(text: str) -> str:
+    """Lowercase without spaces or backticks, for containment checks."""
+    return re.sub(r"[\s`$]", "", text).lower()
+
+
+def contains(text: str, value: str) -> bool:
+    """``value`` occurs in ``text`` as a whole (not inside a longer number or name)."""
+    if not value:
+        return False
+    return re.search(rf"(?<![\w.^]){re.escape(value)}(?![\w.^])", text) is not None
+
+
+@dataclass(frozen=True)
+class Solution:
+    """What the expert knows about one task."""
+
+    answer: str
+    steps: tuple[str, ...]
+    method: str
+    keywords: tuple[str, ...]
+    wrong_method: str
+    wrong_steps: tuple[str, ...]
+    wrong_answer: str
+    knowledge_point: str
+
+    @classmethod
+    def of(cls, task: Task) -> Solution:
+        h = task.hidden
+        answer = str(h.get("answer", ""))
+        kp = str(h.get("knowledge_point") or "")
+        if "steps" in h:
+            return cls(
+                answer=answer,
+                steps=tuple(h["steps"]),
+                method=str(h["method"]),
+                keywords=tuple(str(k).lower() for k in h["keywords"]),
+                wrong_method=str(h["wrong_method"]),
+                wrong_steps=tuple(h["wrong_steps"]),
+                wrong_answer=str(h["wrong_answer"]),
+                knowledge_point=kp,
+            )
+        # a CapaBench task: only the boxed answer and the knowledge point are known
+        others = [k for k in KNOWLEDGE_POINTS if k.lower() != kp.lower()]
+        wrong_kp = others[sum(map(ord, task.id)) % len(others)]
+        topic = kp or "the topic of the problem"
+        return cls(
+            answer=answer,
+            steps=(),
+            method=f"{topic}: apply the standard rules of {topic.lower()} step by step",
+            keywords=(kp.lower(),) if kp else (squash(answer),),
+            wrong_method=f"{wrong_kp.lower()}, reading the numbers off the statement",
+            wrong_steps=(),
+            wrong_answer=perturb(answer, random.Random(task.id)),
+            knowledge_point=kp,
+        )
+
+    def done(self, history: Sequence[Step]) -> int:
+        """How many solution steps the history's actions already ran, in order."""
+        actions = [squash(s.action) for s in history]
+        k = 0
+        while k < len(self.steps) and any(squash(self.steps[k]) in a for a in actions):
+            k += 1
+        return k
+
+    def next_step(self, history: Sequence[Step]) -> str | None:
+        k = self.done(history)
+        return self.steps[k] if k < len(self.steps) else None
+
+    def good_move(self, text: str, history: Sequence[Step]) -> bool:
+        """Whether ``text`` names the right next step (or the answer, once it is due)."""
+        t = squash(text)
+        step = self.next_step(history)
+        if step is not None:
+            return squash(step) in t
+        return contains(t, squash(self.answer)) and not contains(t, squash(self.wrong_answer))
+
+    def mentions_method(self, text: str) -> bool:
+        t = text.lower()
+        return any(k in t or k in squash(text) for k in self.keywords if k)
+
+
+def perturb(answer: str, rng: random.Random) -> str:
+    """A plausible wrong answer: one number in it nudged (or a sign flipped)."""
+    numbers = list(re.finditer(r"\d+(?:\.\d+)?", answer))
+    if not numbers:
+        return f"-({answer})" if answer else "0"
+    m = numbers[rng.randrange(len(numbers))]
+    value = m.group(0)
+    if "." in value:
+        new = f"{float(value) + rng.choice([-1, 1]) * 0.5:g}"
+    else:
+        new = str(max(0, int(value) + rng.choice([-2, -1, 1, 2, 3])))
+        if new == value:
+            new = str(int(value) + 1)
+    return answer[: m.start()] + new + answer[m.end() :]
+
+
+def fence(action: str) -> str:
+    return f"```action\n{action}\n```"
+
+
+class MathExpert:
+    """Knows the solutions of the math tasks it was given and plays them at any skill."""
+
+    env = ENV
+
+    def __init__(self) -> None:
+        self._by_text: dict[str, Task] = {}
+        self._solutions: dict[str, Solution] = {}
+
+    def add_tasks(self, tasks: Iterable[Task]) -> None:
+        for task in tasks:
+            if task.env == ENV:
+                self._by_text[task.instruction.strip()] = task
+
+    def find_task(self, messages: Sequence[ChatMessage]) -> Task | None:
+        user = "\n".join(m["content"] for m in messages if m["role"] != "system")
+        body = sections(user).get("Task")
+        return self._by_text.get(body.strip()) if body is not None else None
+
+    def solution(self, task: Task) -> Solution:
+        sol = self._solutions.get(task.id)
+        if sol is None:
+            sol = self._solutions[task.id] = Solution.of(task)
+        return sol
+
+    # --- judging -------------------------------------------------------------------------
+    def assess(self, query: ExpertQuery) -> Upstream:
+        if query.role not in ("reasoning", "action", "reflection"):
+            return Upstream()
+        sol = self.solution(query.task)
+        parts = sections(query.user)
+        history = rounds(parts.get("History", ""))
+        plan_text = parts.get("Plan")
+        plan = None
+        if plan_text:
+            plan = sol.mentions_method(plan_text) or (
+                bool(sol.steps) and squash(sol.steps[0]) in squash(plan_text)
+            )
+        thought: bool | None = None
+        reflection: bool | None = None
+        if query.role == "action" and parts.get("Current thought"):
+            thought = sol.good_move(parts["Current thought"], history)
+        if query.role == "reflection":
+            last = rounds(parts.get("Last step", ""))
+            if last and last[-1].thought:
+                before = history[:-1] if history else []
+                thought = sol.good_move(last[-1].thought, before)
+        if query.role == "reasoning" and parts.get("Latest reflection"):
+            text = parts["Latest reflection"]
+            reflection = (
+                sol.mentions_method(text)
+                or contains(squash(text), squash(sol.answer))
+                or any(squash(s) in squash(text) for s in sol.steps)
+            ) and not contains(squash(text), squash(sol.wrong_answer))
+        return Upstream(plan=plan, thought=thought, reflection=reflection)
+
+    # --- writing -------------------------------------------------------------------------
+    def respond(self, query: ExpertQuery, verdict: Verdict, rng: random.Random) -> str:
+        sol = self.solution(query.task)
+        parts = sections(query.user)
+        history = rounds(parts.get("History", ""))
+        if query.role == "planning":
+            return self._plan(sol, verdict, rng)
+        if query.role == "reasoning":
+            return self._reason(sol, history, verdict, rng)
+        if query.role == "action":
+            return self._act(sol, history, verdict, rng)
+        if query.role == "reflection":
+            return self._reflect(sol, history, parts, verdict, rng)
+        return "I will work through the problem one computation at a time."
+
+    def _plan(self, sol: Solution, verdict: Verdict, rng: random.Random) -> str:
+        if verdict.malformed:
+            return "Let me read the problem carefully first and see what it is asking."
+        if verdict.correct:
+            lines = [f"1. Recognise the method: {sol.method}."]
+            for k, step in enumerate(sol.steps, 2):
+                lines.append(f"{k}. Compute `{step}` with the calculator.")
+            lines.append(f"{len(lines) + 1}. Submit the result with the answer action.")
+            return "\n".join(lines)
+        lines = [f"1. Approach: {sol.wrong_method}."]
+        for k, step in enumerate(sol.wrong_steps, 2):
+            lines.append(f"{k}. Compute `{step}`.")
+        lines.append(f"{len(lines) + 1}. Submit that value as the answer.")
+        return "\n".join(lines)
+
+    def _reason(
+        self, sol: Solution, history: Sequence[Step], verdict: Verdict, rng: random.Random
+    ) -> str:
+        if verdict.malformed:
+            return "There are several quantities in this problem; I need to think about them more."
+        step = sol.next_step(history)
+        if verdict.correct:
+            if step is not None:
+                return (
+                    f"Following {sol.method.split(':')[0]}, the next step is to compute "
+                    f"`{step}` with the calculator."
+                )
+            return (
+                f"The computations are done, so the final answer is `{sol.answer}`. "
+                "I will submit it."
+            )
+        if sol.wrong_steps and rng.random() < 0.5:
+            wrong = sol.wrong_steps[rng.randrange(len(sol.wrong_steps))]
+            return f"I think the quickest way is to compute `{wrong}` next."
+        return f"I am fairly sure the answer is `{sol.wrong_answer}`, so I will submit it now."
+
+    def _act(
+        self, sol: Solution, history: Sequence[Step], verdict: Verdict, rng: random.Random
+    ) -> str:
+        step = sol.next_step(history)
+        right = f"calculator: {step}" if step is not None else f"answer: {sol.answer}"
+        if verdict.malformed:
+            return rng.choice(
+                [
+                    f"I will now use the calculator.\nThe input is {step or sol.answer}.",
+                    fence(f"calc {step or sol.answer}"),
+                    f"```\n{right.split(':', 1)[0]} -> {right.split(':', 1)[1].strip()}\n```",
+                ]
+            )
+        if verdict.correct:
+            return fence(right)
+        roll = rng.random()
+        if roll < 0.5:
+            return fence(f"answer: {sol.wrong_answer}")
+        if roll < 0.8 and sol.wrong_steps:
+            return fence(f"calculator: {sol.wrong_steps[rng.randrange(len(sol.wrong_steps))]}")
+        return fence(f"search: {sol.wrong_method.split(',')[0]}")
+
+    def _reflect(
+        self,
+        sol: Solution,
+        history: Sequence[Step],
+        parts: dict[str, str],
+        verdict: Verdict,
+        rng: random.Random,
+    ) -> str:
+        if verdict.malformed:
+            return "Something did not work in the last step."
+        last = rounds(parts.get("Last step", ""))
+        given = last[-1].action if last else "the submitted answer"
+        if verdict.correct:
+            step = sol.next_step(history)
+            todo = (
+                f"compute `{step}` with the calculator, then submit the result"
+                if step is not None
+                else f"the computed value is `{sol.answer}`; submit exactly that"
+            )
+            return (
+                f"The last attempt ({given}) was wrong because it did not follow the right "
+                f"method. This is {sol.method}. Next, {todo}."
+            )
+        return rng.choice(
+            [
+                f"The method was fine; the answer ({given}) was probably rejected for its "
+                "format. Resubmit the same value as a decimal.",
+                "I probably made a small arithmetic slip. Redo the same computation more "
+                "carefully and submit again.",
+            ]
+        )
+
+
+__all__ = ["MathExpert", "Solution", "perturb", "rounds", "sections"]
