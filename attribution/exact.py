@@ -107,12 +107,12 @@ def exact_values(values: FloatArray, kind: str = "shapley") -> FloatArray:
 
 
 def _require_complete(game: Game) -> None:
-    missing = game.missing()
-    if missing:
-        names = ", ".join(repr(game.key(game.mask(m)) or "(none)") for m in missing[:4])
-        more = f" and {len(missing) - 4} more" if len(missing) > 4 else ""
+    empty = np.flatnonzero(game.counts == 0)
+    if len(empty):
+        names = ", ".join(game.key(int(m)) or "(none)" for m in empty[:4])
+        more = f" and {len(empty) - 4} more" if len(empty) > 4 else ""
         raise NotEstimable(
-            f"not estimable yet: {len(missing)} coalition(s) have no episodes ({names}{more})"
+            f"not estimable yet: {len(empty)} coalition(s) have no episodes ({names}{more})"
         )
 
 

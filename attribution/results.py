@@ -32,8 +32,12 @@ from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
 from attribution.exact import banzhaf_values, interaction_values, shapley_values
 from attribution.game import Game
+from attribution.sampling import StratifiedShapley
 
 Results = dict[str, Any]
+
+#: above this many slots, exact values give way to the size-stratified estimator
+EXACT_MAX_SLOTS = 10
 
 
 def _num(x: float) -> float | None:
@@ -74,6 +78,18 @@ def model_summary(
         "failures": failures,
         "not_estimable": None,
     }
+    if game.n > EXACT_MAX_SLOTS:
+        strat = StratifiedShapley(game.slots)
+        _, masks, rewards = game.observations()
+        strat.add_many(masks, rewards)
+        try:
+            est = strat.estimates(confidence, horizon)
+        except NotEstimable as exc:
+            out["not_estimable"] = str(exc)
+            return out
+        out["shapley"] = _table(est)
+        out["se_method"] = est.method
+        return out
     try:
         shap = shapley_values(game, confidence=confidence, horizon=horizon)
     except NotEstimable as exc:

@@ -38,7 +38,8 @@ from attribution.allocation import (
 from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
 from attribution.exact import shapley_matrix, shapley_values
-from attribution.results import Results, build_results, model_summary
+from attribution.results import EXACT_MAX_SLOTS, Results, build_results, model_summary
+from attribution.sampling import StratifiedShapley
 
 SNAPSHOT = "attribution.snapshot"
 
@@ -79,6 +80,8 @@ class AttributionService:
         horizon: float | None = None,
         test_models: Iterable[str] = (),
         costs: Mapping[str, float] | None = None,
+        exact_max_slots: int = EXACT_MAX_SLOTS,
+        seed: int = 0,
     ) -> None:
         self.hub = hub
         self.slots = tuple(slots)
@@ -89,6 +92,10 @@ class AttributionService:
         self.horizon = horizon
         self.costs = dict(costs or {})
         self.collector = Collector(self.slots)
+        #: exact games up to ``exact_max_slots``; beyond, the size-stratified estimator
+        self.exact = len(self.slots) <= exact_max_slots
+        self._strata: dict[str, StratifiedShapley] = {}
+        self._rng = np.random.default_rng(seed)
         for model in test_models:
             self.collector.game(model)
         self.snapshots_published = 0
@@ -102,7 +109,13 @@ class AttributionService:
         """Feed one ``episode.ended`` payload (live, or replayed from the log)."""
         entered = self.collector.observe(payload)
         if entered:
-            self._cache.pop(str(payload.get("test_model")), None)
+            model = str(payload.get("test_model"))
+            self._cache.pop(model, None)
+            if not self.exact:
+                game = self.collector.games[model]
+                self._stratified(model).add_mask(
+                    game.mask(payload["coalition"]), float(payload["outcome"].get("reward", 0.0))
+                )
         self._dirty = self._dirty or entered
         return entered
 
@@ -141,6 +154,12 @@ class AttributionService:
 
     # -- reading ------------------------------------------------------------
 
+    def _stratified(self, test_model: str) -> StratifiedShapley:
+        est = self._strata.get(test_model)
+        if est is None:
+            est = self._strata[test_model] = StratifiedShapley(self.slots)
+        return est
+
     def estimates(self, test_model: str) -> Estimates | None:
         """Shapley estimates for one test model (None while not estimable)."""
         if test_model in self._cache:
@@ -149,7 +168,10 @@ class AttributionService:
         est: Estimates | None = None
         if game is not None:
             try:
-                est = shapley_values(game, confidence=self.confidence, horizon=self.horizon)
+                if self.exact:
+                    est = shapley_values(game, confidence=self.confidence, horizon=self.horizon)
+                else:
+                    est = self._stratified(test_model).estimates(self.confidence, self.horizon)
             except NotEstimable:
                 est = None
         self._cache[test_model] = est
@@ -234,6 +256,9 @@ class AttributionService:
         if model is None:
             raise NotEstimable("no test model known yet: pass test_models or feed episodes first")
         game = self.collector.game(model)
+        if not self.exact:
+            mask = self._stratified(model).sample(self._rng)
+            return Suggestion(model, "single", [(game.key(mask), 1)], "size-stratified sampling")
         coef = shapley_matrix(game.n)
         hw = self.halfwidths(model, anytime=False)
         target = self.target_halfwidth if self.target_halfwidth is not None else 0.0

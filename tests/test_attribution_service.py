@@ -143,3 +143,33 @@ def test_multi_model_tables() -> None:
     corr = table_correlation(a, b)
     assert -1 <= corr["pearson"] <= 1 and -1 <= corr["spearman"] <= 1
     assert table_correlation(a, a)["pearson"] == pytest.approx(1.0)
+
+
+async def test_many_slots_switch_to_the_stratified_estimator() -> None:
+    slots = [f"m{i}" for i in range(12)]
+    service = AttributionService(EventHub(), slots, test_models=["big"], seed=3)
+    assert not service.exact
+    # additive game: phi_i = 0.3 * i / 66
+    rng = np.random.default_rng(4)
+    for i in range(3000):
+        plan = service.suggest("big")
+        assert plan.mode == "single"
+        key = plan.coalitions[0][0]
+        members = [s for s in key.split("+") if s]
+        p = 0.3 + sum(0.3 * slots.index(s) / 66 for s in members)
+        service.observe(
+            {
+                "episode_id": str(i),
+                "task_id": f"t{i}",
+                "test_model": "big",
+                "coalition": members,
+                "slots": slots,
+                "outcome": {"reward": float(rng.random() < p)},
+            }
+        )
+    est = service.estimates("big")
+    assert est is not None and est.method == "stratified"
+    assert np.all(np.abs(est.values - 0.3 * np.arange(12) / 66) < 5 * est.se)
+    assert abs(est.values.sum() - 0.3) < 4 * np.sqrt(est.cov.sum())  # not exactly efficient
+    snap = service.snapshot()["models"]["big"]
+    assert snap["se_method"] == "stratified" and set(snap["shapley"]) == set(slots)
