@@ -48,6 +48,14 @@ def show(value: sympy.Basic) -> str:
     return text
 
 
+def approx(value: sympy.Basic) -> str:
+    """A short decimal approximation (12 significant digits, no trailing zeros)."""
+    if value.is_real:
+        return f"{float(sympy.N(value, 15)):.12g}"
+    real, imag = (float(sympy.N(p, 15)) for p in value.as_real_imag())
+    return f"{real:.12g} {'-' if imag < 0 else '+'} {abs(imag):.12g}*i"
+
+
 def _tidy(value: sympy.Basic) -> sympy.Basic:
     value = value.doit()
     if value.is_number:
@@ -74,7 +82,7 @@ def calculate(text: str) -> str:
     out = show(value)
     exact = value.is_number and all(p.is_Integer for p in value.as_real_imag())
     if value.is_number and not exact and not value.is_Float and value.is_finite:
-        out += f" ≈ {show(sympy.N(value, 12))}"
+        out += f" ≈ {approx(value)}"
     return out
 
 
