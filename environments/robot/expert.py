@@ -43,8 +43,14 @@ class RobotExpert:
     """Optimal-policy expert for sweep, cabinet, sandwich and sort tasks."""
 
     env = ENV
+    #: whether a correct actor also overrides a rule-abiding but misguided thought
+    #: (False: only reasoning can catch those, which makes reasoning the MVP here,
+    #: as in CapaBench's robot results; True: a correct actor always writes the best round)
+    repair_strategy: bool = False
 
-    def __init__(self) -> None:
+    def __init__(self, repair_strategy: bool | None = None) -> None:
+        if repair_strategy is not None:
+            self.repair_strategy = repair_strategy
         self._by_text: dict[str, Task] = {}
         self._by_id: dict[str, Task] = {}
         self._seen: OrderedDict[tuple[str, str, str], Situation] = OrderedDict()
@@ -136,7 +142,8 @@ class RobotExpert:
         thought_valid = bool(thought) and not rules.check(state, list(thought.values()))
         thought_ok = thought_valid and rules.is_good(state, thought)
         if verdict.correct:
-            rnd = thought if thought_valid else rules.policy(state)
+            keep = thought_ok if self.repair_strategy else thought_valid
+            rnd = thought if keep else rules.policy(state)
         elif thought and not thought_ok:
             rnd = thought  # misled by a wrong thought
         else:
