@@ -12,7 +12,8 @@ from agentbus.environment import Task, TaskSource
 from agentbus.errors import UserError
 from agentbus.messages import ActionProposed
 from environments.git.env import GitEnvironment
-from environments.git.tasks import task_puzzle
+from environments.git.levels import parse_levels
+from environments.git.tasks import puzzle_task, task_puzzle
 
 LEVELS = Path(__file__).resolve().parents[1].parent / "shared" / "learngitbranching" / "levels.json"
 
@@ -82,9 +83,6 @@ def rebase_task() -> Task:
         },
         "solution": "git rebase main",
     }
-    from environments.git.levels import parse_levels
-    from environments.git.tasks import puzzle_task
-
     return puzzle_task(parse_levels([level]).puzzles[0])
 
 

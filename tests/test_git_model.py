@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from environments.git.generator import generate
 from environments.git.model import GitModel
-from environments.git.tree import Branch, Commit, Repo, Tree, alt_id, default_tree
+from environments.git.solver import candidates
+from environments.git.tree import Branch, Commit, Repo, Tree, alt_id, default_tree, state_key
 
 
 def make(
@@ -266,3 +270,19 @@ def test_any_input_gets_an_answer_never_an_exception(text: str) -> None:
     assert isinstance(result.output, str)
     result = git.run("git " + text)
     assert isinstance(result.output, str)
+
+
+def test_random_commands_then_undo_everything_restores_the_start_exactly() -> None:
+    rng = random.Random(1)
+    for puzzle in generate(40, 9):
+        git = GitModel(puzzle.start.copy())
+        start = state_key(git.repo)
+        for _ in range(6):
+            options = list(candidates(git, puzzle.goal))
+            before = state_key(git.repo)
+            result = git.run(rng.choice(options))
+            if not result.ok:
+                assert state_key(git.repo) == before  # failed commands change nothing
+        while git.can_undo:
+            git.run("undo")
+        assert state_key(git.repo) == start

@@ -90,8 +90,18 @@ class GitExpert:
 
     def add_tasks(self, tasks: Iterable[Task]) -> None:
         for task in tasks:
-            if task.env == self.env:
-                self._by_instruction[task.instruction.strip()] = task
+            if task.env != self.env:
+                continue
+            known = self._solvers.get(task.id)
+            if known is not None and known.task != task:
+                self._forget(task.id)  # same id, other puzzle (another level file)
+            self._by_instruction[task.instruction.strip()] = task
+
+    def _forget(self, task_id: str) -> None:
+        self._solvers.pop(task_id, None)
+        for cache in (self._states, self._next):
+            for key in [k for k in cache if k[0] == task_id]:
+                del cache[key]
 
     def find_task(self, messages: Sequence[ChatMessage]) -> Task | None:
         for m in messages:
@@ -102,8 +112,9 @@ class GitExpert:
 
     def solver(self, task: Task) -> Solver:
         solver = self._solvers.get(task.id)
-        if solver is None:
-            solver = self._solvers[task.id] = Solver(task_puzzle(task))
+        if solver is None or solver.task != task:
+            self._forget(task.id)
+            solver = self._solvers[task.id] = Solver(task_puzzle(task), task)
         return solver
 
     def state(self, task: Task, actions: Sequence[str]) -> GitModel:

@@ -99,8 +99,10 @@ def candidates(model: GitModel, goal: Repo) -> Iterator[str]:
 class Solver:
     """Knows one puzzle's solution path and finds the next command from any state."""
 
-    def __init__(self, puzzle: Puzzle) -> None:
+    def __init__(self, puzzle: Puzzle, task: object = None) -> None:
         self.puzzle = puzzle
+        #: what the puzzle was built from (the expert checks it to keep caches honest)
+        self.task = task
         model = self.start()
         #: state -> how many solution commands lead to it (the largest when repeated)
         self.path: dict[tuple[object, ...], int] = {state_key(model.repo): 0}
