@@ -200,3 +200,13 @@ def test_unknown_prompts_are_not_claimed() -> None:
         {"role": "user", "content": "## Task\nSomething else entirely."},
     ]
     assert expert.find_task(messages) is None
+
+
+async def test_a_reused_task_id_with_another_puzzle_gets_a_fresh_solver() -> None:
+    first = GitEnvironment.setup(TaskSource(count=3, seed=30)).tasks[2]
+    second = GitEnvironment.setup(TaskSource(count=3, seed=31)).tasks[2]
+    imposter = second.model_copy(update={"id": first.id})
+    expert = expert_for([first])
+    assert expert.next_command(first, []) == first.hidden["solution"][0]
+    expert.add_tasks([imposter])
+    assert expert.next_command(imposter, []) == second.hidden["solution"][0]

@@ -194,7 +194,9 @@ class GitExpert:
             thought_ok = self.command_good(task, before, _first(thought))
         if query.role == "reasoning" and parts.get("Latest reflection"):
             advice = _first(parts["Latest reflection"])
-            reflection_ok = self.command_good(task, played, advice)
+            # advice already carried out is history, not a signal for this round
+            if advice is None or advice not in played:
+                reflection_ok = self.command_good(task, played, advice)
         return Upstream(plan=plan_ok, thought=thought_ok, reflection=reflection_ok)
 
     # --- writing answers ---------------------------------------------------------
