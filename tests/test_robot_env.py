@@ -52,6 +52,9 @@ def test_dataset_file_round_trip_and_clear_errors(tmp_path: Path) -> None:
     bad.write_text('[{"kind": "juggle"}]')
     with pytest.raises(UserError, match=r"scene 0 field kind"):
         RobotEnvironment.setup(TaskSource(dataset=bad))
+    bad.write_text('[{"kind": "sweep", "robots": [], "things": [], "goal": {}}]')
+    with pytest.raises(UserError, match="scene 0 is inconsistent"):
+        RobotEnvironment.setup(TaskSource(dataset=bad))
     bad.write_text("{oops")
     with pytest.raises(UserError, match="not readable JSON"):
         RobotEnvironment.setup(TaskSource(dataset=bad))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_robot_rules import sweep_world
 
 from agentbus.messages import ActionProposed
 from environments.robot.env import RobotEnvironment
 from environments.robot.parser import extract_round, parse_execute
+from environments.robot.runner import World
 from environments.robot.scene import Act
-from environments.robot.tasks import task_for
+from environments.robot.tasks import generated_tasks, scene_of, task_for
 
 
 def test_several_execute_blocks_are_several_rounds() -> None:
@@ -92,3 +95,29 @@ async def test_env_reports_malformed_lines_and_missing_blocks() -> None:
     fb = await env.step(ActionProposed(text="Alice waits and Bob moves"))
     assert not fb.valid and "no robot actions found" in fb.text
     assert env.world is not None and env.world.state.rounds == 0
+
+
+_WORDS = st.sampled_from(
+    [
+        *("MOVE", "SWEEP", "DUMP", "WAIT", "PICK", "PUT", "PLACE", "OPEN", "red_cube", "cup"),
+        *("mug", "left_door", "panel3", "cutting_board", "ham", "bread_slice1", "x", ""),
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    kind=st.sampled_from(["sweep", "cabinet", "sandwich", "sort"]),
+    lines=st.lists(st.tuples(st.integers(0, 3), st.lists(_WORDS, max_size=4)), max_size=6),
+    blocks=st.integers(min_value=1, max_value=3),
+)
+def test_any_action_text_gives_feedback_never_an_exception(
+    kind: str, lines: list[tuple[int, list[str]]], blocks: int
+) -> None:
+    tasks = [t for t in generated_tasks(8, 1) if t.data["kind"] == kind]
+    world = World(scene_of(tasks[0]))
+    names = [*world.scene.robot_names, "Zed"]
+    body = "\n".join(f"NAME: {names[i % len(names)]} ACTION: {' '.join(ws)}" for i, ws in lines)
+    result = world.execute(("EXECUTE\n" + body + "\n") * blocks)
+    text = world.report(result)
+    assert text and (result.invalid or result.executed or not lines)

@@ -91,7 +91,7 @@ def load_dataset(path: Path) -> list[Task]:
             scene = Scene.model_validate(item)
             if "round_limit" not in item:
                 scene = with_round_limit(scene)
-            rules_for(scene).initial()
+            task = task_for(task_id, scene)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
@@ -100,7 +100,7 @@ def load_dataset(path: Path) -> list[Task]:
             ) from None
         except (KeyError, ValueError, TypeError, AttributeError) as exc:
             raise UserError(f"robot dataset {path}: scene {i} is inconsistent: {exc}") from None
-        tasks.append(task_for(task_id, scene))
+        tasks.append(task)
     return tasks
 
 
