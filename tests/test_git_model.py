@@ -149,6 +149,14 @@ def test_reset_revert_tag_and_branch_force_delete() -> None:
     assert "checked out" in git.run("git branch -d main").output
 
 
+def test_describe_names_the_nearest_tag() -> None:
+    tree = make("C0 C1:C0 C2:C1 C3:C2", {"main": "C3"}, tags={"v1": "C1"})
+    git = GitModel(Repo(tree))
+    assert git.run("git describe").output == "v1_2_gC3"
+    assert git.run("git describe main~2").output == "v1"
+    assert "No tags" in git.run("git describe C0").output
+
+
 def remote_repo() -> Repo:
     local = make("C0 C1:C0", {"main": "C1@o/main", "o/main": "C1"})
     origin = make("C0 C1:C0 C2:C1 C3:C2", {"main": "C3"})

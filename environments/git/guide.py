@@ -30,7 +30,7 @@ Commands (one per action):
   git revert <ref>...                     git tag <name> [<ref>]
   git fetch [origin [<src>[:<dst>]]]      git pull [--rebase] [origin [<src>[:<dst>]]]
   git push [origin [<src>[:<dst>]]]       git clone, git fakeTeamwork [<branch>] [<n>]
-  git status, git log                     undo   (takes back the last command)
+  git status, git log, git describe       undo   (takes back the last command)
 A <ref> is a branch, tag, commit id, HEAD, o/<branch>, or a relative ref:
   main^ (parent), main^2 (second parent of a merge), HEAD~3 (three parents back).
 Checking out anything but a local branch detaches HEAD. rebase copies the commits

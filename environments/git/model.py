@@ -40,6 +40,7 @@ SUPPORTED: tuple[str, ...] = (
     "fakeTeamwork",
     "status",
     "log",
+    "describe",
 )
 
 
@@ -106,6 +107,7 @@ class GitModel:
             "tag": self._tag,
             "status": self._status,
             "log": self._log,
+            "describe": self._describe,
             "fetch": lambda w: remote.fetch(self, w),
             "pull": lambda w: remote.pull(self, w),
             "push": lambda w: remote.push(self, w),
@@ -166,7 +168,7 @@ class GitModel:
         sub = words[1]
         handler = self._commands.get(sub)
         if handler is None:
-            known = sub in ("add", "restore", "stash", "describe", "bisect", "diff", "show")
+            known = sub in ("add", "restore", "stash", "bisect", "diff", "show")
             if known:
                 raise GitError(f"git: '{sub}' is not available in this puzzle")
             raise GitError(f"git: '{sub}' is not a git command. See 'git --help'.")
@@ -515,3 +517,27 @@ class GitModel:
             )
             commit = parents[0] if parents else None
         return "\n".join(lines)
+
+    def _describe(self, words: list[str]) -> str:
+        """learnGitBranching's describe: ``<tag>_<distance>_g<commit>`` from the nearest tag."""
+        args = parse("describe", words, frozenset())
+        (ref,) = args.expect(0, 1, "git describe [<ref>]") or ["HEAD"]
+        tree = self.tree
+        start = resolve(tree, ref)
+        by_commit: dict[str, str] = {}
+        for name, commit in sorted(tree.tags.items()):
+            by_commit.setdefault(commit, name)
+        frontier, seen, distance = [start], {start}, 0
+        while frontier:
+            for commit in sorted(frontier, key=id_sort_key):
+                if commit in by_commit:
+                    tag = by_commit[commit]
+                    return tag if distance == 0 else f"{tag}_{distance}_g{start}"
+            nxt = []
+            for commit in frontier:
+                for parent in tree.commits[commit].parents:
+                    if parent not in seen:
+                        seen.add(parent)
+                        nxt.append(parent)
+            frontier, distance = nxt, distance + 1
+        raise GitError(f"fatal: No tags can describe '{start}'.")
