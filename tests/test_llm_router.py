@@ -216,3 +216,18 @@ async def test_default_sampling_comes_from_config() -> None:
         async with LLMRouter(cfg, sim=sim) as router:
             result = await router.client("sim:weak").complete(chat(0))
         assert result.completion_tokens <= 5 and result.finish_reason == "length"
+
+
+async def test_anthropic_path_retries_the_same_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    faults = FaultConfig(rate_429=0.3, retry_after_s=0.02, rate_500=0.2, seed=5)
+    async with running(speed=0, faults=faults) as sim:
+        cfg = LLMConfig(limits=EndpointLimits(max_retries=10, **FAST))
+        async with LLMRouter(cfg, sim=sim) as router:
+            spec = f"anthropic:{sim.root_url}#weak"
+            results = await gather(router.client(spec), [chat(i) for i in range(30)])
+            stats = router.stats()["total"]
+        injected = metric(sim, "faults_injected")
+        assert all(r.text for r in results) and stats["errors"] == 0
+        assert stats["retries"] == injected["429"] + injected["500"] > 0
+        assert stats["rate_limited"] == injected["429"]
