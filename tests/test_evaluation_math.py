@@ -1,0 +1,120 @@
+"""The whole evaluation, in process, against the simulator's HTTP server on loopback."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.console import Console
+
+from agentbus import registry
+from agentbus.app import evaluate
+from agentbus.config import build_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+
+def config(tmp_path: Path, **kw: Any) -> Any:
+    data: dict[str, Any] = {
+        "env": "math",
+        "tasks": 20,
+        "progress": "off",
+        "run_dir": str(tmp_path / "run"),
+        "sim": {"speed": 0},
+    }
+    data.update(kw)
+    return build_config(data)
+
+
+async def test_strong_action_profile_is_recovered_as_the_mvp(tmp_path: Path) -> None:
+    report = await evaluate(
+        config(tmp_path, test=["sim:strong-action"]), Console(file=open("/dev/null", "w"))
+    )
+    model = report.results["models"]["sim:strong-action"]
+    assert len(model["coalitions"]) == 16
+    assert all(c["n"] == 20 for c in model["coalitions"].values())
+    shap = model["shapley"]
+    assert max(shap, key=lambda s: shap[s]["value"]) == "action"
+    assert shap["action"]["ci_low"] > 0
+    # efficiency: the Shapley values add up to v(all test) - v(all default)
+    total = sum(v["value"] for v in shap.values())
+    assert math.isclose(total, model["delta_acc"], abs_tol=1e-9)
+    assert math.isclose(
+        model["delta_acc"],
+        model["coalitions"]["planning+reasoning+action+reflection"]["mean"]
+        - model["coalitions"][""]["mean"],
+        abs_tol=1e-12,
+    )
+    # results files as documented
+    saved = orjson.loads((tmp_path / "run" / "results.json").read_bytes())
+    assert set(saved["models"]["sim:strong-action"]["banzhaf"]) == {
+        "planning",
+        "reasoning",
+        "action",
+        "reflection",
+    }
+    assert (tmp_path / "run" / "results.md").read_text().count("action") >= 2
+    # calls shared across coalitions
+    llm = saved["llm"]
+    assert 0 < llm["total"]["sent"] < llm["total"]["requested"]
+
+
+async def test_two_slot_game_and_resume_skips_finished_work(tmp_path: Path) -> None:
+    cfg = config(tmp_path, tasks=8, slots=["planning", "action"])
+    first = await evaluate(cfg, Console(file=open("/dev/null", "w")))
+    model = first.results["models"]["sim:strong"]
+    assert set(model["coalitions"]) == {"", "planning", "action", "planning+action"}
+    assert first.episodes_run == 32
+    again = await evaluate(cfg, Console(file=open("/dev/null", "w")))
+    assert again.episodes_run == 0 and again.episodes_skipped == 32
+    assert again.results["models"]["sim:strong"]["shapley"] == model["shapley"]
+
+
+async def test_capabench_algebra_dataset(tmp_path: Path) -> None:
+    algebra = SHARED / "capabench" / "math" / "algebra.json"
+    if not algebra.exists():
+        import pytest
+
+        pytest.skip("../shared/capabench is not available")
+    cfg = config(
+        tmp_path,
+        dataset=str(algebra),
+        knowledge=str(SHARED / "capabench" / "math" / "algebra_knowledge.json"),
+        limit=4,
+    )
+    report = await evaluate(cfg, Console(file=open("/dev/null", "w")))
+    assert report.results["models"]["sim:strong"]["episodes"] == 64
+
+
+async def test_custom_module_from_the_example_fills_a_slot(tmp_path: Path) -> None:
+    path = ROOT / "examples" / "custom_module" / "one_line_critic.py"
+    spec = importlib.util.spec_from_file_location("one_line_critic", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["one_line_critic"] = module
+    spec.loader.exec_module(module)
+    registry.register("modules", "example.critic", module.OneLineCritic)
+    try:
+        cfg = config(tmp_path, tasks=6, modules={"reflection": "example.critic"})
+        report = await evaluate(cfg, Console(file=open("/dev/null", "w")))
+    finally:
+        registry.unregister("modules", "example.critic")
+    assert report.results["models"]["sim:strong"]["shapley"] is not None
+    events = [
+        orjson.loads(line)
+        for line in (tmp_path / "run" / "events.jsonl").read_bytes().splitlines()
+    ]
+    ended = [e for e in events if e["type"] == "episode.ended"]
+    assert all(e["outcome"].get("error_kind") in (None, "step_limit") for e in ended)
+    reflections = [
+        m
+        for e in ended
+        for m in e["outcome"].get("trace") or []
+        if m["type"] == "Reflection" and m["sender"] == "reflection"
+    ]
+    assert reflections, "the custom reflection module never spoke"
