@@ -127,6 +127,7 @@ def strategic_round(rules: Rules, state: State, rng: random.Random) -> Round | N
     """
     pol = rules.policy(state)
     space = action_space(rules)
+    base = rules.distance(state)
     robots = list(rules.robots)
     rng.shuffle(robots)
     for robot in robots:
@@ -135,7 +136,7 @@ def strategic_round(rules: Rules, state: State, rng: random.Random) -> Round | N
         rng.shuffle(options)
         for act in options[:12]:
             rnd = {**pol, robot: act}
-            if not rules.check(state, list(rnd.values())) and not rules.is_good(state, rnd):
+            if not rules.check(state, list(rnd.values())) and not rules.is_good(state, rnd, base):
                 return rnd
     return None
 
@@ -153,8 +154,9 @@ def invalid_round(rules: Rules, state: State, rng: random.Random) -> Round:
         swapped[b] = Act(b, pol[a].verb, pol[a].args)
         cands.append(swapped)
     rng.shuffle(cands)
+    base = rules.distance(state)
     for rnd in cands:
-        if not rules.is_good(state, rnd):
+        if not rules.is_good(state, rnd, base):
             return rnd
     return rules.wait_all()
 

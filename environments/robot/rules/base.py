@@ -149,15 +149,18 @@ class Rules(ABC):
         plan = self.rollout(state)
         return HORIZON * 2 if plan is None else len(plan)
 
-    def is_good(self, state: State, rnd: Round) -> bool:
-        """A round is good when it is valid, complete and brings the goal closer."""
+    def is_good(self, state: State, rnd: Round, base: int | None = None) -> bool:
+        """A round is good when it is valid, complete and brings the goal closer.
+
+        ``base`` is ``distance(state)`` when the caller already knows it.
+        """
         if set(rnd) != set(self.robots) or self.check(state, list(rnd.values())):
             return False
         after = state.copy()
         self.apply(after, rnd)
         if after.failure is not None:
             return False
-        return self.distance(after) < self.distance(state)
+        return self.distance(after) < (self.distance(state) if base is None else base)
 
     def wait_all(self) -> Round:
         return {r: Act(r, "WAIT") for r in self.robots}

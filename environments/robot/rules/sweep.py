@@ -130,12 +130,12 @@ class SweepRules(Rules):
         remaining = self._on_table(state)
         if self._in_pan(state) is not None:
             rnd[self.pan] = Act(self.pan, "DUMP")
-            if remaining and state.at[self.broom] != remaining[0]:
+            if remaining and state.at[self.broom] not in remaining:
                 rnd[self.broom] = Act(self.broom, "MOVE", (remaining[0],))
             return rnd
         if not remaining:
             return rnd
-        cube = remaining[0]
+        cube = self._target(state, remaining)
         if state.at[self.pan] == cube and state.at[self.broom] == cube:
             rnd[self.broom] = Act(self.broom, "SWEEP", (cube,))
             return rnd
@@ -143,6 +143,15 @@ class SweepRules(Rules):
             if state.at[r] != cube:
                 rnd[r] = Act(r, "MOVE", (cube,))
         return rnd
+
+    def _target(self, state: State, remaining: list[str]) -> str:
+        """The next cube: the ordered one, else one a robot already stands at."""
+        if self.ordered:
+            return remaining[0]
+        for robot in (self.broom, self.pan):
+            if state.at[robot] in remaining:
+                return state.at[robot]
+        return remaining[0]
 
     def explain(self, state: State, rnd: Round) -> str:
         verbs = {a.verb for a in rnd.values()}
