@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from environments.git import remote
 from environments.git.args import parse, split_line
 from environments.git.refs import GitError, check_new_name, is_plain_name, resolve
-from environments.git.tree import Branch, Commit, Repo, Tree, base_id, id_sort_key, state_key
+from environments.git.tree import Branch, Commit, Repo, Tree, base_id, id_sort_key
 
 SUPPORTED: tuple[str, ...] = (
     "commit",
@@ -94,26 +95,28 @@ class GitModel:
         self.repo = repo
         self.disabled = frozenset(" ".join(d.split()) for d in disabled)
         self._undo: list[Repo] = []
-        self._commands: dict[str, Callable[[list[str]], str]] = {
-            "commit": self._commit,
-            "branch": self._branch,
-            "checkout": self._checkout,
-            "switch": self._switch,
-            "merge": self._merge,
-            "rebase": self._rebase,
-            "cherry-pick": self._cherry_pick,
-            "reset": self._reset,
-            "revert": self._revert,
-            "tag": self._tag,
-            "status": self._status,
-            "log": self._log,
-            "describe": self._describe,
-            "fetch": lambda w: remote.fetch(self, w),
-            "pull": lambda w: remote.pull(self, w),
-            "push": lambda w: remote.push(self, w),
-            "clone": lambda w: remote.clone(self, w),
-            "fakeTeamwork": lambda w: remote.fake_teamwork(self, w),
-        }
+
+    #: subcommand -> method name (a class-level table: models are cloned by the thousand)
+    _COMMANDS: ClassVar[dict[str, str]] = {
+        "commit": "_commit",
+        "branch": "_branch",
+        "checkout": "_checkout",
+        "switch": "_switch",
+        "merge": "_merge",
+        "rebase": "_rebase",
+        "cherry-pick": "_cherry_pick",
+        "reset": "_reset",
+        "revert": "_revert",
+        "tag": "_tag",
+        "status": "_status",
+        "log": "_log",
+        "describe": "_describe",
+        "fetch": "_fetch",
+        "pull": "_pull",
+        "push": "_push",
+        "clone": "_clone",
+        "fakeTeamwork": "_fake_teamwork",
+    }
 
     @property
     def tree(self) -> Tree:
@@ -146,7 +149,7 @@ class GitModel:
         except GitError as exc:
             self.repo = before
             return Result(str(exc), ok=False, changed=False)
-        changed = state_key(before) != state_key(self.repo)
+        changed = not before.same_as(self.repo)
         if changed:
             self._undo.append(before)
         return Result(output, ok=True, changed=changed)
@@ -166,15 +169,31 @@ class GitModel:
         if len(words) == 1:
             raise GitError("usage: git <command> [<args>]\ncommands: " + ", ".join(SUPPORTED))
         sub = words[1]
-        handler = self._commands.get(sub)
-        if handler is None:
+        method = self._COMMANDS.get(sub)
+        if method is None:
             known = sub in ("add", "restore", "stash", "bisect", "diff", "show")
             if known:
                 raise GitError(f"git: '{sub}' is not available in this puzzle")
             raise GitError(f"git: '{sub}' is not a git command. See 'git --help'.")
         if f"git {sub}" in self.disabled:
             raise GitError(f"error: the command 'git {sub}' is disabled for this level")
+        handler: Callable[[list[str]], str] = getattr(self, method)
         return handler(words[2:])
+
+    def _fetch(self, words: list[str]) -> str:
+        return remote.fetch(self, words)
+
+    def _pull(self, words: list[str]) -> str:
+        return remote.pull(self, words)
+
+    def _push(self, words: list[str]) -> str:
+        return remote.push(self, words)
+
+    def _clone(self, words: list[str]) -> str:
+        return remote.clone(self, words)
+
+    def _fake_teamwork(self, words: list[str]) -> str:
+        return remote.fake_teamwork(self, words)
 
     # --- helpers shared with the remote commands -----------------------------
 

@@ -94,6 +94,25 @@ class Repo:
     def copy(self) -> Repo:
         return Repo(self.local.copy(), self.origin.copy() if self.origin else None, self.counter)
 
+    def same_as(self, other: Repo) -> bool:
+        """Exactly the same state (cheaper than comparing :func:`state_key`)."""
+
+        def same(a: Tree | None, b: Tree | None) -> bool:
+            if a is None or b is None:
+                return a is b
+            return (
+                a.head == b.head
+                and a.branches == b.branches
+                and a.tags == b.tags
+                and a.commits == b.commits
+            )
+
+        return (
+            self.counter == other.counter
+            and same(self.local, other.local)
+            and same(self.origin, other.origin)
+        )
+
     def new_id(self) -> str:
         while True:
             candidate = f"C{self.counter}"
