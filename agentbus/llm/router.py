@@ -131,6 +131,7 @@ class ModelClient:
         last: UpstreamError | None = None
         for attempt in range(attempts):
             replica = self.pick()
+            failure: UpstreamError | None = None
             replica.outstanding += 1
             try:
                 async with replica.gate.slot(estimate) as slot:
@@ -142,27 +143,28 @@ class ModelClient:
                         raise
                     slot.succeeded(result.prompt_tokens + result.completion_tokens)
             except UpstreamError as err:
-                last = err
-                replica.failed(err, len(self.replicas))
-                if err.kind == "rate_limit":
-                    stats.rate_limited += 1
-                if not err.retryable or attempt + 1 == attempts:
-                    break
-                stats.retries += 1
-                delay = backoff_delay(
-                    attempt,
-                    base=self.limits.backoff_base,
-                    cap=self.limits.backoff_max,
-                    retry_after=err.retry_after,
-                )
-                log.debug("llm.retry", endpoint=replica.label, error=str(err), delay_s=delay)
-                await anyio.sleep(delay)
-                continue
+                failure = err
             finally:
-                replica.outstanding -= 1
-            replica.succeeded()
-            stats.record(result.prompt_tokens, result.completion_tokens, result.latency_s)
-            return result
+                replica.outstanding -= 1  # a request in backoff loads no replica
+            if failure is None:
+                replica.succeeded()
+                stats.record(result.prompt_tokens, result.completion_tokens, result.latency_s)
+                return result
+            last = failure
+            replica.failed(failure, len(self.replicas))
+            if failure.kind == "rate_limit":
+                stats.rate_limited += 1
+            if not failure.retryable or attempt + 1 == attempts:
+                break
+            stats.retries += 1
+            delay = backoff_delay(
+                attempt,
+                base=self.limits.backoff_base,
+                cap=self.limits.backoff_max,
+                retry_after=failure.retry_after,
+            )
+            log.debug("llm.retry", endpoint=replica.label, error=str(failure), delay_s=delay)
+            await anyio.sleep(delay)
         stats.errors += 1
         assert last is not None
         if last.retryable:
