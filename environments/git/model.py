@@ -18,10 +18,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+import structlog
+
 from environments.git import remote
 from environments.git.args import parse, split_line
 from environments.git.refs import GitError, check_new_name, is_plain_name, resolve
 from environments.git.tree import Branch, Commit, Repo, Tree, base_id, id_sort_key
+
+log = structlog.get_logger(__name__)
 
 SUPPORTED: tuple[str, ...] = (
     "commit",
@@ -149,6 +153,10 @@ class GitModel:
         except GitError as exc:
             self.repo = before
             return Result(str(exc), ok=False, changed=False)
+        except Exception as exc:  # a model bug must cost a round, not the episode
+            log.warning("git model failed", command=text, error=repr(exc))
+            self.repo = before
+            return Result(f"error: this command could not be carried out ({exc})", False, False)
         changed = not before.same_as(self.repo)
         if changed:
             self._undo.append(before)
