@@ -28,6 +28,7 @@ import random
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from agentbus.environment import Task
 from agentbus.llm.types import ChatMessage
@@ -85,6 +86,7 @@ class GitExpert:
         self._solvers: dict[str, Solver] = {}
         self._states: OrderedDict[tuple[str, tuple[str, ...]], GitModel] = OrderedDict()
         self._next: OrderedDict[tuple[str, tuple[str, ...]], str | None] = OrderedDict()
+        self._plans: OrderedDict[tuple[str, str], bool] = OrderedDict()
 
     # --- finding the task and the state ----------------------------------------
 
@@ -99,7 +101,8 @@ class GitExpert:
 
     def _forget(self, task_id: str) -> None:
         self._solvers.pop(task_id, None)
-        for cache in (self._states, self._next):
+        caches: tuple[OrderedDict[Any, Any], ...] = (self._states, self._next, self._plans)
+        for cache in caches:
             for key in [k for k in cache if k[0] == task_id]:
                 del cache[key]
 
@@ -152,6 +155,15 @@ class GitExpert:
     # --- judging upstream content --------------------------------------------
 
     def plan_good(self, task: Task, plan: str) -> bool:
+        """Does the plan solve the puzzle (replayed from the start), cached per plan text."""
+        key = (task.id, plan)
+        if key not in self._plans:
+            self._plans[key] = self._judge_plan(task, plan)
+            if len(self._plans) > _CACHE:
+                self._plans.popitem(last=False)
+        return self._plans[key]
+
+    def _judge_plan(self, task: Task, plan: str) -> bool:
         solver = self.solver(task)
         commands = commands_in(plan)
         if commands:
