@@ -329,7 +329,8 @@ class RunState:
             f"errors {s['errors']}",
         ]
         if s["phi"]:
-            parts.append("phi " + " ".join(_phi_text(r) for r in s["phi"]))
+            several = len({r.get("model") for r in s["phi"]}) > 1
+            parts.append("phi " + " ".join(_phi_text(r, several) for r in s["phi"]))
         if s["dropped"]:
             parts.append(f"(display skipped {s['dropped']} events)")
         return " | ".join(parts)
@@ -346,8 +347,8 @@ def _snapshot_count(raw: Mapping[str, Any] | None) -> int | None:
     return None
 
 
-def _phi_text(row: Mapping[str, Any]) -> str:
-    name = f"{row['slot']}@{row['model']}" if row.get("model") else row["slot"]
+def _phi_text(row: Mapping[str, Any], with_model: bool = False) -> str:
+    name = f"{row['slot']}@{row['model']}" if with_model and row.get("model") else row["slot"]
     text = f"{name}={row['phi']:+.3f}"
     if row.get("lo") is not None and row.get("hi") is not None:
         text += f"[{row['lo']:+.3f},{row['hi']:+.3f}]"
