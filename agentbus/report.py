@@ -42,6 +42,7 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
     if collector.slots is None:
         raise UserError(f"{log} holds no episode.ended events with coalition data")
     results = build_results(collector, confidence=confidence)
+    results = _keep_run_metadata(run_dir / "results.json", results)
     try:
         (run_dir / "results.json").write_bytes(
             orjson.dumps(results, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
@@ -85,6 +86,22 @@ def compare(
         tables.update({f"{m} ({other_dir.name})": row for m, row in b.items()})
         plot_radar(tables, run_dir / "plots", stem="radar_compare")
     return out
+
+
+def _keep_run_metadata(path: Path, results: dict[str, Any]) -> dict[str, Any]:
+    """Carry over top-level keys an earlier results.json had that the log cannot give.
+
+    The run writes metadata (environment, LLM settings) beside the tables;
+    every number is rebuilt from the log, but those descriptive keys are kept.
+    """
+    try:
+        old = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return results
+    if not isinstance(old, dict):
+        return results
+    extra = {k: v for k, v in old.items() if k not in results}
+    return {**results, **extra}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

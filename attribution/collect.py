@@ -51,10 +51,15 @@ class Collector:
         Payloads that are not for this game (other slots), malformed or seen
         before are ignored and counted in ``ignored``.
         """
+        if payload.get("kind") not in (None, "coalition"):
+            self.ignored += 1  # e.g. the best-combination run: not a coalition episode
+            return False
         try:
             episode_id = str(payload["episode_id"])
             test_model = str(payload["test_model"])
-            coalition = list(payload["coalition"])
+            raw = payload["coalition"]
+            # a list of slot names, or the results-file key ('+'-joined)
+            coalition = [p for p in raw.split("+") if p] if isinstance(raw, str) else list(raw)
             slots = tuple(payload.get("slots") or ())
             outcome = payload["outcome"]
             reward = float(outcome.get("reward", 0.0))

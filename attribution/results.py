@@ -44,8 +44,14 @@ def _num(x: float) -> float | None:
     return None if x is None or not np.isfinite(x) else float(x)
 
 
+def _cell_value(x: Any) -> Any:
+    return x if isinstance(x, int) else _num(x)
+
+
 def _table(est: Estimates) -> dict[str, dict[str, Any]]:
-    return {k: {kk: _num(vv) for kk, vv in v.items()} for k, v in est.to_dict()["slots"].items()}
+    return {
+        k: {kk: _cell_value(vv) for kk, vv in v.items()} for k, v in est.to_dict()["slots"].items()
+    }
 
 
 def model_summary(
