@@ -123,6 +123,33 @@ def block_repeats(
     return BlockPlan({int(s): int(k[s]) for s in range(game.size)})
 
 
+def planned_episodes(
+    n: int, target: float, *, confidence: float = 0.95, variance: float = 0.25
+) -> float:
+    """Episodes a Neyman allocation needs for every half-width <= ``target``.
+
+    Fixed before any data is seen (worst-case Bernoulli variance by default),
+    so it can tune an anytime-valid sequence without breaking its validity:
+    ``z^2 variance (sum_S sqrt(mean_i c_iS^2))^2 / target^2`` for exact games,
+    and the size-stratified analogue ``(sum_s sqrt(a_s))^2 / n`` beyond 10 slots.
+    """
+    from scipy import stats
+
+    from attribution.exact import shapley_matrix
+
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    if n <= 10:
+        coef = shapley_matrix(n)
+        spread = float(np.sum(np.sqrt((coef * coef).mean(axis=0)))) ** 2
+    else:
+        s = np.arange(n + 1, dtype=np.float64)
+        a = np.where(s >= 1, 1.0 / np.maximum(s, 1), 0.0) + np.where(
+            s <= n - 1, 1.0 / np.maximum(n - s, 1), 0.0
+        )
+        spread = float(np.sum(np.sqrt(a))) ** 2 / n
+    return z * z * variance * spread / (target * target)
+
+
 def open_slots(halfwidths: FloatArray, target: float) -> FloatArray:
     """Slot weights for the greedy rule: the slots still above target (or all)."""
     above = np.asarray(halfwidths) > target

@@ -33,6 +33,7 @@ from attribution.allocation import (
     block_repeats,
     neyman_scores,
     open_slots,
+    planned_episodes,
     within_task_correlation,
 )
 from attribution.collect import Collector
@@ -89,6 +90,9 @@ class AttributionService:
         self.confidence = float(confidence)
         self.adaptive = adaptive
         self.target_halfwidth = target_halfwidth
+        if horizon is None and target_halfwidth is not None:
+            # tune the anytime-valid intervals for the run's planned size (fixed in advance)
+            horizon = planned_episodes(len(self.slots), target_halfwidth, confidence=confidence)
         self.horizon = horizon
         self.costs = dict(costs or {})
         self.collector = Collector(self.slots)

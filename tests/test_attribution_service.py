@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from agentbus.events import EPISODE_ENDED, EventHub
+from attribution.allocation import planned_episodes
 from attribution.exact import shapley_matrix
 from attribution.multi import best_combination, consistency_rate, table_correlation
 from attribution.service import SNAPSHOT, AttributionService
@@ -89,6 +90,8 @@ async def test_observe_replay_suggest_and_done() -> None:
     service = AttributionService(
         hub, SLOTS, adaptive=True, target_halfwidth=0.2, test_models=["sim:strong"]
     )
+    # the anytime-valid intervals are tuned, before any data, for the planned run size
+    assert service.horizon == pytest.approx(planned_episodes(4, 0.2))
     first = service.suggest()
     assert first.test_model == "sim:strong" and first.mode == "block"
     assert {k for k, _ in first.coalitions} == {
