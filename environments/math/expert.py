@@ -56,10 +56,17 @@ def squash(text: str) -> str:
 
 
 def contains(text: str, value: str) -> bool:
-    """``value`` occurs in ``text`` as a whole (not inside a longer number or name)."""
+    """``value`` occurs in squashed ``text``, not as part of a longer number.
+
+    Squashed text has no spaces, so only digits (and a decimal point or power
+    sign before them) count as a boundary: ``24`` is in ``answeris24.`` but
+    not in ``124`` or ``2.24`` or ``x^24``.
+    """
     if not value:
         return False
-    return re.search(rf"(?<![\w.^]){re.escape(value)}(?![\w.^])", text) is not None
+    before = r"(?<![\d.^])" if value[0].isdigit() else ""
+    after = r"(?!\d|\.\d)" if value[-1].isdigit() else ""
+    return re.search(before + re.escape(value) + after, text) is not None
 
 
 @dataclass(frozen=True)
