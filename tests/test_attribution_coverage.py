@@ -162,3 +162,23 @@ def test_kernelshap_paired_is_efficient_and_covers() -> None:
         hits.append(_covered(e.ci_low, e.ci_high, bg.shapley))
     coverage = float(np.mean(hits))
     assert 0.93 <= coverage <= 0.97, coverage
+
+
+def test_covariance_form_covers_with_incomplete_blocks() -> None:
+    """Each task runs a random half of the coalitions: blocks are incomplete, so
+    the covariance (cluster) form is used; it must still cover."""
+    bg0 = paper_like_game(4, task_rho=0.5)
+    rng = np.random.default_rng(31)
+    hits = []
+    for r in range(REPS):
+        bg = type(bg0)(bg0.v, bg0.task_rho, task_seed=50_000 + r)
+        keep = rng.random((60, 16)) < 0.5
+        keep[:2] = True  # every coalition at least twice
+        tasks, masks = np.nonzero(keep)
+        game = Game(SLOTS)
+        game.add_many(masks, [str(t) for t in tasks], bg.draw(rng, masks, tasks))
+        est = shapley_values(game)
+        assert est.method == "covariance"
+        hits.append(_covered(est.ci_low, est.ci_high, bg.shapley))
+    coverage = float(np.mean(hits))
+    assert 0.93 <= coverage <= 0.97, coverage
