@@ -10,6 +10,7 @@ import pytest
 from agentbus.errors import UserError
 from environments.git.compare import matches
 from environments.git.levels import load_levels, parse_levels
+from environments.git.tree import dump_repo, load_repo
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 LEVELS = SHARED / "learngitbranching" / "levels.json"
@@ -91,3 +92,22 @@ def test_a_single_level_object_is_accepted_and_bad_solutions_are_skipped() -> No
     assert [p.id for p in loaded.puzzles] == ["mine/one"]
     wrong = parse_levels([{**level, "solution": "git commit; git commit"}])
     assert wrong.puzzles == [] and "does not reach" in wrong.skipped["mine/one"]
+
+
+@needs_shared
+def test_trees_round_trip_through_the_json_format() -> None:
+    for raw in orjson.loads(LEVELS.read_bytes()):
+        tree = raw["goal_tree"]
+        if "workingChanges" in tree:
+            continue
+        repo = load_repo(tree)
+        again = load_repo(orjson.loads(orjson.dumps(dump_repo(repo))))
+        assert again.same_as(repo), raw["id"]
+        assert matches(again, repo) and matches(repo, again)
+        dumped = dump_repo(repo)
+        assert set(dumped["commits"]) == set(tree["commits"])
+        assert {n: b["target"] for n, b in dumped["branches"].items()} == {
+            n: b["target"] for n, b in tree["branches"].items()
+        }
+        assert dumped["HEAD"]["target"] == tree["HEAD"]["target"]
+        assert ("originTree" in dumped) == (tree.get("originTree") is not None)
