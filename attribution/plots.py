@@ -21,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.projections.polar import PolarAxes
 
 from attribution.results import ordered_keys
 
@@ -106,12 +107,17 @@ def plot_radar(
         slots = [s for s in first] + [s for s in slots if s not in first]
     angles = np.linspace(0, 2 * np.pi, max(len(slots), 1), endpoint=False)
     fig = plt.figure(figsize=(4.5, 4.5))
-    ax = fig.add_subplot(projection="polar")
+    ax: PolarAxes = fig.add_subplot(projection="polar")  # type: ignore[assignment]
     for name, row in tables.items():
         vals = np.array([row.get(s, 0.0) for s in slots], dtype=float)
         ax.plot(np.append(angles, angles[:1]), np.append(vals, vals[:1]), label=name)
         ax.fill(np.append(angles, angles[:1]), np.append(vals, vals[:1]), alpha=0.15)
     ax.set_xticks(angles, slots)
+    values = [v for row in tables.values() for v in row.values()]
+    if values:  # negative values would wrap around the centre: start the axis below them
+        ax.set_ylim(min(0.0, float(min(values))), max(float(max(values)), 0.0) * 1.1 or 1.0)
+    ax.set_rlabel_position(180.0 / max(len(slots), 1))
+    ax.tick_params(axis="y", labelsize="x-small")
     if tables:
         ax.legend(fontsize="small", loc="upper right", bbox_to_anchor=(1.3, 1.1))
     return _save(fig, out_dir, stem)
