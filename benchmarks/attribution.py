@@ -213,7 +213,13 @@ def main() -> None:
         "(the Neyman bound for Shapley weights); the rest must come from pairing by task."
     )
     for name, base, ours, ratio in rows:
-        print(f"ratio {name}: {base:,} / {ours:,} = {ratio:.2f}x")
+        if name.startswith("n=4"):
+            met = ours <= 7_000 and ratio >= 1.7
+        else:
+            met = ours <= 15_000
+        print(
+            f"ratio {name}: {base:,} / {ours:,} = {ratio:.2f}x  goal {'met' if met else 'NOT met'}"
+        )
 
 
 if __name__ == "__main__":
