@@ -26,7 +26,7 @@ import pytest
 
 from agentbus.store import counts
 
-LIMIT = 20
+LIMIT = 8  # 128 episodes a run: enough to kill mid-run, cheap on 2 cores
 SLOTS = 4
 TOTAL = LIMIT * 2**SLOTS
 BASE = [sys.executable, "-m", "agentbus.run", "--env", "math", "--limit", str(LIMIT)]
