@@ -241,7 +241,10 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
         if any(m.startswith("sim:") for m in config.models()):
             sim = await stack.enter_async_context(sim_service(_sim_config(config)))
             sim.model.add_tasks(config.env, setup.tasks)
-        router = await stack.enter_async_context(LLMRouter(config.llm, sim=sim))
+        llm_config = config.llm
+        if llm_config.cache_dir is None:  # a resumed run replays the calls it already paid for
+            llm_config = llm_config.model_copy(update={"cache_dir": run_dir})
+        router = await stack.enter_async_context(LLMRouter(llm_config, sim=sim))
         factory = SpecFactory(
             plan,
             setup.factory,
