@@ -79,7 +79,7 @@ async def test_strong_agents_solve_more_generated_tasks_than_weak_ones() -> None
 @pytest.mark.skipif(not SHARED.is_dir(), reason="shared CapaBench data missing")
 async def test_capabench_algebra_runs_end_to_end() -> None:
     source = TaskSource(
-        dataset=SHARED / "algebra.json", knowledge=SHARED / "algebra_knowledge.json", limit=20
+        dataset=SHARED / "algebra.json", knowledge=SHARED / "algebra_knowledge.json", limit=40
     )
     setup = MathEnvironment.setup(source)
     transport = transport_for(setup)

@@ -20,6 +20,7 @@ from agentbus.environment import Task
 from agentbus.llm.types import ChatMessage
 from agentbus.sim.expert import ExpertQuery, Upstream, Verdict
 from environments.math.generator import KNOWLEDGE_POINTS
+from environments.math.safeparse import CalcError, to_plain
 
 ENV = "math"
 _SECTION = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
@@ -102,9 +103,11 @@ class Solution:
         others = [k for k in KNOWLEDGE_POINTS if k.lower() != kp.lower()]
         wrong_kp = others[sum(map(ord, task.id)) % len(others)]
         topic = kp or "the topic of the problem"
+        level = task.data.get("level") or 1
+        steps = solution_steps(str(h.get("solution", "")), (int(level) + 1) // 2)
         return cls(
             answer=answer,
-            steps=(),
+            steps=steps,
             method=f"{topic}: apply the standard rules of {topic.lower()} step by step",
             keywords=(kp.lower(),) if kp else (squash(answer),),
             wrong_method=f"{wrong_kp.lower()}, reading the numbers off the statement",
@@ -136,6 +139,36 @@ class Solution:
     def mentions_method(self, text: str) -> bool:
         t = text.lower()
         return any(k in t or k in squash(text) for k in self.keywords if k)
+
+
+_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+
+
+def solution_steps(solution: str, count: int) -> tuple[str, ...]:
+    """Up to ``count`` computations of a worked solution, for the calculator.
+
+    A CapaBench solution carries its working in ``$...$`` segments such as
+    ``$(3 + 2i) + (1 + 4i) = (3 + 1) + (2i + 4i)$``; the sides of those chains
+    that the calculator accepts (numbers and operators, no boxed answer) are
+    the steps a careful solver would check. The last ones, nearest the
+    answer, are kept.
+    """
+    found: list[str] = []
+    for m in _MATH.finditer(solution):
+        segment = next(g for g in m.groups() if g is not None)
+        if "boxed" in segment:
+            segment = segment.split("\\boxed")[0]
+        for piece in re.split(r"=|\\approx|\\Rightarrow|\\implies", segment):
+            piece = piece.strip().rstrip(".,")
+            if not re.search(r"\d", piece) or not re.search(r"[-+*/^]|\\frac|\\cdot", piece):
+                continue
+            try:
+                to_plain(piece)
+            except CalcError:
+                continue
+            if piece not in found:
+                found.append(piece)
+    return tuple(found[-count:]) if count > 0 else ()
 
 
 def perturb(answer: str, rng: random.Random) -> str:
