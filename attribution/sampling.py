@@ -23,7 +23,6 @@ standard errors from the episodes it saw:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from math import comb
 
 import numpy as np
 
@@ -41,7 +40,7 @@ def _random_subset(rng: np.random.Generator, n: int, size: int) -> int:
 
 
 class _Episodes:
-    """Growable (mask, task, reward) arrays."""
+    """Every episode seen, as (mask, reward) lists, for the sandwich variance."""
 
     def __init__(self) -> None:
         self.masks: list[int] = []
@@ -214,13 +213,6 @@ class StratifiedShapley:
         )
 
 
-def _insert_bit(others: int, i: int, bit: int) -> int:
-    """Spread an (n-1)-bit mask around position i and set bit i to ``bit``."""
-    low = others & ((1 << i) - 1)
-    high = (others >> i) << (i + 1)
-    return low | high | (bit << i)
-
-
 class KernelShapPaired:
     """KernelSHAP with paired (coalition + complement) sampling and exact A."""
 
@@ -310,7 +302,3 @@ class KernelShapPaired:
             horizon=horizon if horizon is not None else 1000.0,
             episodes=self.episodes,
         )
-
-
-def n_coalitions_of_size(n: int, s: int) -> int:
-    return comb(n, s)
