@@ -10,8 +10,9 @@ from __future__ import annotations
 
 KNOWLEDGE: dict[str, list[str]] = {
     "Linear Equations": [
-        "Linear equations: to solve ax + b = cx + d, move every x term to one side and every "
-        "constant to the other, then divide by the coefficient of x: x = (d - b) / (a - c).",
+        "Linear equations: to solve ax + b = cx + d, isolate x: move every x term to one side "
+        "and every constant to the other, then divide by the coefficient of x, "
+        "x = (d - b) / (a - c).",
         "Distributing a factor over parentheses, a(x + b) = ax + ab, is usually the first step "
         "when a linear equation contains brackets.",
     ],

@@ -15,8 +15,17 @@ _STOP = frozenset(
 )
 
 
+def _stem(word: str) -> str:
+    """A light plural stemmer, so that 'equations' matches 'equation'."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
 def tokenize(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
 class KnowledgeBase:
