@@ -100,6 +100,11 @@ async def test_slow_computation_times_out_and_the_pool_recovers() -> None:
         (r"25\pi", r"25 \pi"),
         ("1,000", "1000"),
         (r"x \in (-2, 7)", "(-2, 7)"),
+        ("2x^2 - 18x + 36 = 0", "x^2 - 9x + 18 = 0"),  # equations up to a factor
+        (r"(8, \infty) \cup (-\infty, 4/3)", r"(-\infty, \frac{4}{3}) \cup (8, \infty)"),
+        (r"\{7/3, -2\}", r"\{-2, \frac{7}{3}\}"),
+        ("x^(85/256)", r"x^{\frac{85}{256}}"),
+        ("(x+1)^2", "x^2 + 2x + 1"),
     ],
 )
 async def test_equivalent_answers_are_accepted(given: str, expected: str) -> None:
@@ -119,6 +124,8 @@ async def test_equivalent_answers_are_accepted(given: str, expected: str) -> Non
         ("", "1"),
         ("open(1)", "1"),
         (r"25\pi", "25"),
+        ("x^2 - 9x + 17 = 0", "x^2 - 9x + 18 = 0"),
+        (r"(-\infty, 4/3] \cup (8, \infty)", r"(-\infty, \frac{4}{3}) \cup (8, \infty)"),
     ],
 )
 async def test_wrong_answers_are_rejected(given: str, expected: str) -> None:

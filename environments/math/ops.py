@@ -164,9 +164,24 @@ def _tolerance(reference: str, value: complex) -> float:
     return max(rel, 0.5 * 10 ** -len(m.group(1)) + 1e-12) if m else rel
 
 
+def _equation_equal(given: str, expected: str) -> bool:
+    """Two equations are the same when one side-difference is a multiple of the other."""
+    g, e = (_RELATION.split(x) for x in (given, expected))
+    if len(g) != 2 or len(e) != 2:
+        return False
+    a = parse(g[0]).doit() - parse(g[1]).doit()
+    b = parse(e[0]).doit() - parse(e[1]).doit()
+    if b == 0:
+        return bool(sympy.simplify(a) == 0)
+    ratio = sympy.simplify(a / b)
+    return bool(ratio.is_number and ratio != 0)
+
+
 def _scalar_equal(given: str, expected: str) -> bool:
     if given == expected:
         return True
+    if _RELATION.search(expected):
+        return bool(_RELATION.search(given)) and _equation_equal(given, expected)
     a = parse(given).doit()
     b = parse(expected).doit()
     if a == b:
@@ -183,36 +198,35 @@ def _scalar_equal(given: str, expected: str) -> bool:
 def _match_unordered(given: list[str], expected: list[str]) -> bool:
     left = list(given)
     for e in expected:
-        hit = next((g for g in left if _safe_equal(g, e)), None)
+        hit = next((g for g in left if _same(g, e)), None)
         if hit is None:
             return False
         left.remove(hit)
     return not left
 
 
-def _safe_equal(given: str, expected: str) -> bool:
-    try:
-        return _scalar_equal(given, expected)
-    except CalcError:
-        return False
-
-
-def equivalent(given: str, expected: str) -> bool:
-    """Whether the given answer means the expected one (exact, or per rounding)."""
-    g, e = normalise(given), normalise(expected)
-    if not g:
-        return False
+def _same(g: str, e: str) -> bool:
+    """Structural equivalence of two normalised answers (recursing into their parts)."""
     if g == e:
         return True
     gk, gi = _items(g)
     ek, ei = _items(e)
     if ek == "scalar" and gk == "scalar":
-        return _safe_equal(g, e)
+        try:
+            return _scalar_equal(g, e)
+        except CalcError:
+            return False
     if ek == "set" and gk == "set":
         return len(gi) == len(ei) and _match_unordered(gi, ei)
     if gk == ek and len(gi) == len(ei):
-        return all(_safe_equal(a, b) for a, b in zip(gi, ei, strict=True))
+        return all(_same(a, b) for a, b in zip(gi, ei, strict=True))
     return False
+
+
+def equivalent(given: str, expected: str) -> bool:
+    """Whether the given answer means the expected one (exact, or per rounding)."""
+    g, e = normalise(given), normalise(expected)
+    return bool(g) and _same(g, e)
 
 
 OPS: dict[str, Callable[..., Any]] = {

@@ -247,6 +247,22 @@ def _literal(node: ast.expr) -> float:
     return math.log10(value) if value > 1 else 0.0
 
 
+def _at_least_one(node: ast.expr) -> bool:
+    """Whether ``node`` is a number literal of absolute value >= 1 (division shrinks)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("Integer", "Float")
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+    ):
+        try:
+            return abs(float(node.args[0].value)) >= 1  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            return False
+    return False
+
+
 def _bound(node: ast.expr) -> tuple[float, bool]:
     """(upper bound of log10 |value|, depends on a symbol) for an allowed node.
 
@@ -266,6 +282,8 @@ def _bound(node: ast.expr) -> tuple[float, bool]:
                     f"exponent too large on a symbolic base (at most {MAX_SYMBOLIC_EXPONENT})"
                 )
             size = a * 10**b
+        elif isinstance(node.op, ast.Div) and _at_least_one(node.right):
+            size = a
         elif isinstance(node.op, ast.Mult | ast.Div):
             size = a + b
         elif isinstance(node.op, ast.Add | ast.Sub | ast.Mod):
