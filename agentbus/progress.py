@@ -313,6 +313,7 @@ class RunState:
             "dropped": self.dropped,
             "phi": self.snapshot,
             "phi_episodes": _snapshot_count(self.snapshot_raw),
+            "phi_note": snapshot_note(self.snapshot_raw),
             "coalitions": coalitions,
             "recent": list(self.recent),
         }
@@ -334,6 +335,19 @@ class RunState:
         if s["dropped"]:
             parts.append(f"(display skipped {s['dropped']} events)")
         return " | ".join(parts)
+
+
+def snapshot_note(raw: Mapping[str, Any] | None) -> str | None:
+    """Why a snapshot has no estimates yet (the service says, per model), if it says."""
+    if not raw:
+        return None
+    models = raw.get("models")
+    if isinstance(models, Mapping):
+        for model, summary in models.items():
+            if isinstance(summary, Mapping) and summary.get("not_estimable"):
+                return f"{model}: {summary['not_estimable']}"
+    note = raw.get("not_estimable")
+    return str(note) if note else None
 
 
 def _snapshot_count(raw: Mapping[str, Any] | None) -> int | None:

@@ -10,7 +10,7 @@
 const params = new URLSearchParams(location.search);
 const token = params.get("token");
 const RECENT = 50;
-const RESYNC_MS = 5000;
+const RESYNC_MS = 2000;
 
 function withToken(path) {
   if (!token) return path;
@@ -127,7 +127,8 @@ function fromStatus(s) {
   return { offset: s.offset || 0, total: s.total, done: s.done, errors: s.errors,
     rewardSum: (s.mean_reward || 0) * (s.done_this_process || 0), counted: s.done_this_process || 0,
     eps: s.episodes_per_s, tps: s.tokens_per_s, phi: s.phi || [], coalitions,
-    recent: s.recent || [], finished: s.finished, snapshotN: s.phi_episodes ?? null };
+    recent: s.recent || [], finished: s.finished, snapshotN: s.phi_episodes ?? null,
+    phiNote: s.phi_note ?? null };
 }
 
 function apply(ev) {
@@ -150,12 +151,16 @@ function apply(ev) {
     } else { state.errors += 1; row.errors += 1; }
     state.recent.unshift({ seq: ev.seq, episode_id: ev.episode_id, task_id: ev.task_id, coalition: key, test_model: model,
       reward, success: !!o.success, steps: o.steps || 0,
-      tokens: (o.prompt_tokens || 0) + (o.completion_tokens || 0), error_kind: o.error_kind || null,
+      tokens: (o.prompt_tokens || 0) + (o.completion_tokens || 0), error_kind: o.error_kind || null, repeat: ev.repeat,
       error: o.error || null });
     state.recent.length = Math.min(state.recent.length, RECENT);
   } else if (ev.type === "attribution.snapshot") {
     const rows = normalizeSnapshot(ev);
     if (rows.length) state.phi = rows;
+    state.phiNote = null;
+    for (const [model, summary] of Object.entries(ev.models || {})) {
+      if (summary && summary.not_estimable) { state.phiNote = model + ": " + summary.not_estimable; break; }
+    }
     state.snapshotN = ev.n ?? ev.episodes ?? ev.n_episodes ?? ev.count ?? null;
   } else if (ev.type === "run.started") {
     if (isNum(ev.total)) state.total = ev.total;
@@ -201,6 +206,7 @@ function renderPhi() {
   const svg = $("phi-chart");
   const rows = state.phi;
   $("phi-empty").hidden = rows.length > 0;
+  $("phi-empty").textContent = state.phiNote || "no attribution snapshot yet";
   $("phi-n").textContent = state.snapshotN ? "(" + state.snapshotN + " episodes)" : "";
   svg.replaceChildren();
   if (!rows.length) { svg.setAttribute("height", "0"); return; }
@@ -252,9 +258,12 @@ function renderRecent() {
     tr.dataset.episode = e.episode_id;
     if (e.error_kind && e.error_kind !== "step_limit") tr.className = "err";
     const status = e.error_kind ? e.error_kind : e.success ? "ok" : "fail";
-    for (const v of [e.episode_id, showKey(e.coalition), fmt(e.reward, 2), e.steps, e.tokens, status]) {
+    const task = e.task_id !== undefined && e.task_id !== null
+      ? e.task_id + (e.repeat ? " #" + e.repeat : "") : e.episode_id;
+    for (const v of [task, showKey(e.coalition), fmt(e.reward, 2), e.steps, e.tokens, status]) {
       const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
     }
+    tr.title = e.episode_id;
     tr.addEventListener("click", () => showEpisode(e.episode_id));
     return tr;
   }));
