@@ -151,6 +151,17 @@ class LiveServer:
         status: Callable[[], Mapping[str, Any]] | None = None,
         total: int | None = None,
     ) -> None:
+        """Serve ``store``'s events; nothing listens until :meth:`start`.
+
+        The application runs ``store.consume(hub)``; the server only reads the
+        store (``hub`` is kept for its counters). ``attribution`` answers
+        ``/api/attribution`` (sync or async; the latest snapshot event when
+        None); ``status`` adds fields to ``/api/status``; ``total`` is the
+        planned episode count until a ``run.started`` event says. ``token``:
+        required from every client when given; generated (and printed) when
+        not given and ``host`` is not loopback.
+        """
+        token = token or None
         self.hub = hub
         self.store = store
         self.host = host
