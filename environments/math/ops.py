@@ -58,6 +58,8 @@ def approx(value: sympy.Basic) -> str:
 
 def _tidy(value: sympy.Basic) -> sympy.Basic:
     value = value.doit()
+    if value.is_Rational or value.is_Float:
+        return value
     if value.is_number:
         return (
             sympy.nsimplify(value)

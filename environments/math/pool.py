@@ -12,6 +12,7 @@ own) and a cancelled caller never leaves a worker half-used.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import functools
 import os
@@ -20,9 +21,11 @@ import select
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.to_thread
 
 from environments.math.safeparse import CalcError
@@ -95,6 +98,8 @@ class SympyPool:
         self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
         self._all: set[_Worker] = set()
         self._lock = threading.Lock()
+        self._limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter]
+        self._limiters = weakref.WeakKeyDictionary()
         self.killed = 0
 
     def _take(self) -> _Worker:
@@ -138,10 +143,21 @@ class SympyPool:
             raise CalcError(value)
         return value
 
+    def _limiter(self) -> anyio.CapacityLimiter:
+        """This event loop's limiter: callers beyond ``size`` wait in the loop, not in
+        threads, so a burst of calculations never ties up anyio's shared thread pool."""
+        loop = asyncio.get_running_loop()
+        limiter = self._limiters.get(loop)
+        if limiter is None:
+            limiter = self._limiters[loop] = anyio.CapacityLimiter(self.size)
+        return limiter
+
     async def run(self, op: str, *args: Any, timeout: float = 5.0) -> Any:
         """Async :meth:`call`: waits in a thread, never blocks the event loop."""
         return await anyio.to_thread.run_sync(
-            functools.partial(self.call, op, args, timeout), abandon_on_cancel=True
+            functools.partial(self.call, op, args, timeout),
+            abandon_on_cancel=True,
+            limiter=self._limiter(),
         )
 
     def close(self) -> None:
