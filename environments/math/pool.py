@@ -16,6 +16,7 @@ import asyncio
 import atexit
 import functools
 import os
+import pickle
 import queue
 import select
 import subprocess
@@ -54,7 +55,11 @@ class _Worker:
             env=env,
             start_new_session=True,
         )
-        if not self.wait(START_TIMEOUT) or self.receive()[0] != "ready":
+        try:
+            ready = self.wait(START_TIMEOUT) and self.receive()[0] == "ready"
+        except (EOFError, OSError, ValueError, pickle.UnpicklingError):
+            ready = False
+        if not ready:
             self.stop()
             raise CalcError("the math worker did not start")
 
@@ -93,7 +98,7 @@ class SympyPool:
     """Up to ``size`` worker processes, started on demand."""
 
     def __init__(self, size: int | None = None) -> None:
-        self.size = size or max(1, min(4, os.cpu_count() or 1))
+        self.size = size or max(1, min(8, os.cpu_count() or 1))
         self._slots = threading.BoundedSemaphore(self.size)
         self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
         self._all: set[_Worker] = set()
