@@ -300,7 +300,7 @@ class LiveServer:
 
     async def _episode(self, request: web.Request) -> web.Response:
         episode_id = request.match_info["episode_id"]
-        event = await anyio.to_thread.run_sync(self.store.episode_event, episode_id)
+        event = await self.store.episode_event_async(episode_id)
         if event is None:
             return _error(404, f"no finished episode {episode_id!r} in this run")
         return _json(event)

@@ -352,27 +352,37 @@ class RunStore:
                 yield event
 
     def read_lines(self, start: int = 0, stop: int | None = None) -> list[bytes]:
-        """Raw lines ``[start, stop)`` (newline included); from memory when recent."""
-        stop = self.offset if stop is None else min(stop, self.offset)
-        start = max(0, start)
+        """Raw lines ``[start, stop)`` (newline included); from memory when recent.
+
+        Call it on the event loop (it may flush the writer); use
+        :meth:`read_lines_async` where old lines may have to come from disk.
+        """
+        start, stop = self._span(start, stop)
         if start >= stop:
             return []
         ring_base = self.offset - len(self._ring)
         if start >= ring_base:
             return [self._ring[i - ring_base] for i in range(start, stop)]
         self.flush()
-        with open(self.events_path, "rb") as fh:
-            fh.seek(self._pos[start])
-            data = fh.read(self._pos[stop] - self._pos[start])
-        return data.splitlines(keepends=True)
+        return self._read_bytes(self._pos[start], self._pos[stop])
 
-    async def read_lines_async(self, start: int, stop: int) -> list[bytes]:
+    async def read_lines_async(self, start: int = 0, stop: int | None = None) -> list[bytes]:
         """:meth:`read_lines` with disk reads in a worker thread."""
-        stop = min(stop, self.offset)
-        if start >= self.offset - len(self._ring):
+        start, stop = self._span(start, stop)
+        if start >= stop or start >= self.offset - len(self._ring):
             return self.read_lines(start, stop)
-        self.flush()
-        return await anyio.to_thread.run_sync(self.read_lines, start, stop)
+        self.flush()  # on the loop: the thread only reads bytes already handed to the OS
+        return await anyio.to_thread.run_sync(self._read_bytes, self._pos[start], self._pos[stop])
+
+    def _span(self, start: int, stop: int | None) -> tuple[int, int]:
+        stop = self.offset if stop is None else min(stop, self.offset)
+        return max(0, start), stop
+
+    def _read_bytes(self, begin: int, end: int) -> list[bytes]:
+        with open(self.events_path, "rb") as fh:
+            fh.seek(begin)
+            data = fh.read(end - begin)
+        return data.splitlines(keepends=True)
 
     def episode_event(self, episode_id: str) -> dict[str, Any] | None:
         """The ``episode.ended`` event of an episode: the one that counts, else the latest."""
@@ -380,6 +390,14 @@ class RunStore:
         if index is None:
             return None
         lines = self.read_lines(index, index + 1)
+        return _parse(lines[0]) if lines else None
+
+    async def episode_event_async(self, episode_id: str) -> dict[str, Any] | None:
+        """:meth:`episode_event` with a disk read in a worker thread."""
+        index = self._ended_at.get(episode_id)
+        if index is None:
+            return None
+        lines = await self.read_lines_async(index, index + 1)
         return _parse(lines[0]) if lines else None
 
     async def wait_beyond(self, offset: int) -> None:
