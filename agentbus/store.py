@@ -263,38 +263,30 @@ class RunStore:
         return store
 
     def _load_events(self) -> None:
-        """Index the existing log; cut off a damaged tail."""
+        """Index the existing log (streaming it, not loading it whole); cut off a damaged tail."""
         path = self.events_path
         if not path.exists():
             return
-        data = path.read_bytes()
         good_end = 0
+        size = 0
         bad_at: int | None = None
-        start = 0
-        index = 0
-        while start < len(data):
-            nl = data.find(b"\n", start)
-            end = len(data) if nl < 0 else nl + 1
-            raw = data[start:end]
-            event = _parse(raw) if nl >= 0 else None
-            if event is None:
-                if bad_at is None:
-                    bad_at = index
-                start = end
-                index += 1
-                continue
-            if bad_at is not None:
-                raise UserError(
-                    f"{path} line {bad_at + 1} is corrupt and is followed by valid lines; "
-                    "this is not a truncated write: repair or move the file"
-                )
-            self._index(index, event, raw)
-            self._pos.append(end)
-            good_end = end
-            start = end
-            index += 1
-        if good_end < len(data):
-            self.repaired = len(data) - good_end
+        with open(path, "rb") as fh:
+            for index, raw in enumerate(fh):
+                size += len(raw)
+                event = _parse(raw) if raw.endswith(b"\n") else None
+                if event is None:
+                    bad_at = index if bad_at is None else bad_at
+                    continue
+                if bad_at is not None:
+                    raise UserError(
+                        f"{path} line {bad_at + 1} is corrupt and is followed by valid lines; "
+                        "this is not a truncated write: repair or move the file"
+                    )
+                self._index(index, event, raw)
+                self._pos.append(size)
+                good_end = size
+        if good_end < size:
+            self.repaired = size - good_end
             log.warning(
                 "store.repaired_tail",
                 file=str(path),
@@ -345,11 +337,20 @@ class RunStore:
             self._dirty = False
 
     def replay(self, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
-        """Every stored event from offset ``start`` (0 = the first), as dicts."""
-        for raw in self.read_lines(start, stop):
-            event = _parse(raw)
-            if event is not None:
-                yield event
+        """Every stored event from offset ``start`` (0 = the first), as dicts.
+
+        Reads in batches, so replaying a long run does not hold the whole log
+        in memory. Events appended while iterating are included up to ``stop``
+        as it was when the iteration began.
+        """
+        start, stop = self._span(start, stop)
+        while start < stop:
+            batch = self.read_lines(start, min(stop, start + 4096))
+            start += len(batch)
+            for raw in batch:
+                event = _parse(raw)
+                if event is not None:
+                    yield event
 
     def read_lines(self, start: int = 0, stop: int | None = None) -> list[bytes]:
         """Raw lines ``[start, stop)`` (newline included); from memory when recent.

@@ -174,6 +174,7 @@ async def test_recent_and_old_lines_read_alike(tmp_path: Path) -> None:
     new = await store.read_lines_async(n - 10, n)  # from memory
     assert [orjson.loads(x)["i"] for x in old] == list(range(10))
     assert [orjson.loads(x)["i"] for x in new] == list(range(n - 10, n))
+    assert [e["i"] for e in store.replay()] == list(range(n))
     store.close()
 
 
