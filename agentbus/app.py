@@ -216,6 +216,7 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
         varied,
         adaptive=config.adaptive,
         target_halfwidth=config.target_halfwidth if config.adaptive else None,
+        horizon=float(config.max_episodes or plan.size()) if config.adaptive else None,
         test_models=config.test,
     )
     best = BestRun()
@@ -274,7 +275,11 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
             source = (factory.build(*cell) for cell in pending)
             total = plan.size()
             skipped = total - len(pending)
-        runtime = Runtime(max_concurrency=config.concurrency, hub=hub)
+        concurrency = config.concurrency
+        if adaptive is not None:
+            # keep few episodes in flight so each pick sees recent outcomes
+            concurrency = min(concurrency, 4 * len(plan.coalitions) * len(plan.test_models))
+        runtime = Runtime(max_concurrency=concurrency, hub=hub)
         async with anyio.create_task_group() as tg:
             await tg.start(store.consume, hub)
             await tg.start(service.run)
@@ -328,7 +333,9 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
         llm_summary = router.summary()
         llm_stats = router.stats()
 
-    results = build_results(service.collector, confidence=service.confidence)
+    results = build_results(
+        service.collector, confidence=service.confidence, horizon=service.horizon
+    )
     results["env"] = config.env
     results["llm"] = llm_stats
     if adaptive is not None:
