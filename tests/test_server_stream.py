@@ -337,3 +337,22 @@ async def test_loopback_server_refuses_foreign_host_headers(tmp_path: Path) -> N
             assert resp.status == 403
         async with s.get(base(server) + "/api/status", headers={"Host": "localhost"}) as resp:
             assert resp.status == 200
+
+
+async def test_tail_cli_passes_the_token_and_explains_a_401(tmp_path: Path) -> None:
+    async with serving(tmp_path / "run", host="127.0.0.2") as (hub, _store, server):
+        await publish(hub, 0, 2)
+        bare = await anyio.run_process(
+            [sys.executable, "-m", "agentbus.tail", base(server)], check=False
+        )
+        assert bare.returncode == 2 and b"needs a token" in bare.stderr
+        cmd = [sys.executable, "-m", "agentbus.tail", server.url, "--from", "0", "--json"]
+        async with await anyio.open_process(cmd) as proc:
+            assert proc.stdout is not None
+            out = b""
+            with anyio.fail_after(20):
+                while out.count(b"\n") < 2:
+                    out += await proc.stdout.receive()
+            proc.terminate()
+            await proc.wait()
+    assert [orjson.loads(x)["seq"] for x in out.splitlines()] == [1, 2]
