@@ -213,8 +213,28 @@ def _index_rows(results: Mapping[str, Any], index: str) -> list[list[str]]:
         rows.append(
             [slot] + [_cell((results["models"][m].get(index) or {}).get(slot)) for m in models]
         )
+    rows.append(
+        ["Acc (all default)"] + [_fmt(results["models"][m].get("acc_default")) for m in models]
+    )
     rows.append(["Acc"] + [_fmt(results["models"][m].get("acc_test")) for m in models])
     rows.append(["delta Acc"] + [_fmt(results["models"][m].get("delta_acc")) for m in models])
+    return rows
+
+
+def _coalition_rows(results: Mapping[str, Any]) -> list[list[str]]:
+    """One row per coalition (slots on the test model): success rate and episodes per model."""
+    models = list(results["models"])
+    keys = ordered_keys(
+        list(results["slots"]),
+        {k for m in models for k in results["models"][m].get("coalitions", {})},
+    )
+    rows = []
+    for key in keys:
+        row = [key or "(none)"]
+        for m in models:
+            c = results["models"][m].get("coalitions", {}).get(key)
+            row.append("-" if c is None else f"{_fmt(c['mean'])} (n={c['n']})")
+        rows.append(row)
     return rows
 
 
@@ -245,17 +265,7 @@ def to_markdown(results: Mapping[str, Any]) -> str:
             line += f"; {s['not_estimable']}"
         notes.append(line)
     parts.append("\n".join(notes))
-    keys = ordered_keys(
-        list(results["slots"]),
-        {k for m in models for k in results["models"][m].get("coalitions", {})},
-    )
-    rows = []
-    for key in keys:
-        row = [key or "(none)"]
-        for m in models:
-            c = results["models"][m].get("coalitions", {}).get(key)
-            row.append("-" if c is None else f"{_fmt(c['mean'])} (n={c['n']})")
-        rows.append(row)
+    rows = _coalition_rows(results)
     parts.append(
         "## Success rate per coalition (slots on the test model)\n\n"
         + _md_table(["coalition", *models], rows)
@@ -274,6 +284,13 @@ def render_console(results: Mapping[str, Any]) -> Group:
     models = list(results["models"])
     conf = round(100 * float(results.get("confidence", 0.95)))
     tables = []
+    coalitions = Table(title="Success rate per coalition (slots on the test model)")
+    coalitions.add_column("coalition", style="bold")
+    for m in models:
+        coalitions.add_column(m, justify="right")
+    for row in _coalition_rows(results):
+        coalitions.add_row(*row)
+    tables.append(coalitions)
     for index in ("shapley", "banzhaf"):
         table = Table(title=f"{index.capitalize()} values ({conf}% intervals)")
         table.add_column("slot", style="bold")
