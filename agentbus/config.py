@@ -3,7 +3,10 @@
 Flags override the file; unknown keys anywhere are errors that name the key,
 so a typo never silently falls back to a default. ``RESULT_KEYS`` lists the
 settings that change results: a resumed run must agree with the stored
-manifest on all of them (the number of tasks and repeats may grow).
+manifest on all of them. The number of tasks and repeats may grow: the
+generators are prefix-stable (the first N tasks of a larger set are the N
+tasks of the smaller one), so a resumed run with ``--tasks`` raised runs only
+the new ones.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ RESULT_KEYS: tuple[str, ...] = (
     "env",
     "dataset",
     "knowledge",
-    "tasks",
     "seed",
     "default",
     "test",
