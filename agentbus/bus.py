@@ -73,6 +73,10 @@ class Subscriber:
 
 TraceHook = Callable[[Message], None]
 
+#: (message type, subscribed types of each subscriber in order) -> positions receiving it
+_ROUTES: dict[tuple[type[Message], tuple[tuple[type[Message], ...], ...]], tuple[int, ...]] = {}
+_ROUTES_MAX = 4096
+
 
 class Bus:
     """Typed publish/subscribe and request/reply for one episode."""
@@ -109,7 +113,19 @@ class Bus:
     def _route(self, msg_type: type[Message]) -> tuple[Subscriber, ...]:
         route = self._routes.get(msg_type)
         if route is None:
-            route = tuple(s for s in self._subscribers if issubclass(msg_type, s.types))
+            # Every episode of a run wires the same actor classes, so which
+            # subscribers (by position) take a type is computed once per
+            # wiring, not once per bus: issubclass over the subscribers was a
+            # visible share of a short episode's cost.
+            subs = self._subscribers
+            key = (msg_type, tuple(s.types for s in subs))
+            picks = _ROUTES.get(key)
+            if picks is None:
+                picks = tuple(i for i, s in enumerate(subs) if issubclass(msg_type, s.types))
+                if len(_ROUTES) >= _ROUTES_MAX:
+                    _ROUTES.clear()
+                _ROUTES[key] = picks
+            route = tuple(subs[i] for i in picks)
             self._routes[msg_type] = route
         return route
 

@@ -23,6 +23,7 @@ from agentbus.bus import Bus, Envelope, Subscriber, describe
 from agentbus.environment import Environment, Task
 from agentbus.errors import InfraError
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
+from agentbus.mailbox import MailboxClosed
 from agentbus.messages import (
     ActionProposed,
     EpisodeEnded,
@@ -272,7 +273,16 @@ class Episode:
                 )
 
     def _wake(self, sub: Subscriber) -> None:
-        """A message reached an idle actor: start a consumer for its mailbox."""
+        """The first message reached an actor: start the consumer of its mailbox.
+
+        The consumer is started lazily, so an actor that never receives
+        anything (and every actor of an episode still waiting for its first
+        model answer) holds no task. Once started it stays until the episode
+        ends, parked on its empty mailbox between messages: starting a task
+        per message cost more than all the rest of a delivery (profile of
+        ``benchmarks/vs_autogen.py``), and a parked consumer is only a few
+        hundred bytes more than none.
+        """
         if self._tg is None or self._ended.is_set():
             sub.active = False
             return
@@ -280,17 +290,36 @@ class Episode:
         self._tg.start_soon(self._drain, self._actors[sub], sub)
 
     async def _drain(self, actor: Actor, sub: Subscriber) -> None:
-        """Handle the actor's messages one at a time until its mailbox is empty."""
+        """Handle the actor's messages one at a time, in order, until the episode ends.
+
+        ``_active`` counts consumers that are handling (or about to handle) a
+        message; one parked on an empty mailbox is idle, which is what the
+        stall check needs to know.
+        """
         cls = type(actor)
         mailbox = sub.mailbox
+        ended = self._ended
+        busy = True
         try:
-            while len(mailbox) and not self._ended.is_set():
-                envelope = await mailbox.get()
+            while not ended.is_set():
+                if not len(mailbox):
+                    busy = False
+                    self._active -= 1
+                    self._check_stall()
+                    if ended.is_set():
+                        return
+                    try:
+                        envelope = await mailbox.get()
+                    except MailboxClosed:
+                        return
+                    self._active += 1
+                    busy = True
+                else:
+                    envelope = await mailbox.get()
                 await self._handle(actor, cls, envelope)
         finally:
-            sub.active = False
-            self._active -= 1
-        self._check_stall()
+            if busy:
+                self._active -= 1
 
     async def _handle(self, actor: Actor, cls: type[Actor], envelope: Envelope) -> None:
         msg = envelope.message
