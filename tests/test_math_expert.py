@@ -138,3 +138,14 @@ def test_assessment_follows_the_solution_state() -> None:
         expert.assess(_query(expert, task, "reasoning", **{"Latest reflection": bad})).reflection
         is False
     )
+
+
+def test_foreign_prompts_are_not_ours() -> None:
+    expert = MathExpert()
+    expert.add_tasks(MathEnvironment.setup(TaskSource(count=3)).tasks)
+    other: list[ChatMessage] = [
+        {"role": "system", "content": "You are the planning module of an LLM agent."},
+        {"role": "user", "content": "## Task\nSort the blocks by colour.\n\n## Observation\nx"},
+    ]
+    assert expert.find_task(other) is None
+    assert expert.find_task([{"role": "user", "content": "What is 2+2?"}]) is None
