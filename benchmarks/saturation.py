@@ -1,0 +1,172 @@
+"""Saturation: agentbus's request throughput vs a raw load generator, same server, same prompts.
+
+The simulated server runs in its own process at realistic speed (speed 1)
+with its default serving model; its capacity (output tokens/s at a full
+batch) is printed. Two arms, each against a freshly started server (cold
+prefix cache for both):
+
+* agentbus: the full 16-coalition math evaluation (sim weak default, sim
+  strong test) through ``agentbus.app.evaluate``, models reached over HTTP
+  with ``AsyncOpenAI`` (the vLLM backend, the production path), 1,000
+  episodes in flight, per-endpoint limit 64 (the default). The shared-call
+  cache stays on (its default): only requests that actually went upstream
+  are counted and replayed, so both arms do the same upstream work.
+* raw: ``AsyncOpenAI`` alone (same SDK, same aiohttp transport, same pool
+  size) replays exactly the requests agentbus sent, in the order it sent
+  them, with the same concurrency per endpoint (64 per model), no agent
+  logic and no dependencies between requests.
+
+Throughput = requests / (first request sent -> last answer received) in both
+arms. Target: agentbus >= 0.9x raw. Also reported: output tokens/s as a
+fraction of the server's capacity.
+
+Run: ``python benchmarks/saturation.py [--tasks N]`` (default 10 tasks = 160
+episodes; about 2 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+
+# The helper sits beside this file; so does benchmarks/attribution.py, which
+# must not shadow the attribution package: bind the package first.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+import attribution  # noqa: E402, F401
+
+sys.path.append(str(_HERE))
+
+from llm_bench import (  # noqa: E402
+    CaptureBackend,
+    Sent,
+    ServerSpec,
+    SimServer,
+    install_capture,
+    quiet_logs,
+    run_agentbus,
+    window,
+)
+
+ENDPOINT_LIMIT = 64  # agentbus's default per-endpoint concurrency (EndpointLimits)
+
+
+async def raw_replay(url: str, sent: list[Sent], per_model: int) -> tuple[float, int, int]:
+    """Replay ``sent`` with AsyncOpenAI, ``per_model`` in flight per model.
+
+    Returns (seconds from first send to last answer, requests, completion tokens).
+    """
+    import httpx2
+    import openai
+    from openai import AsyncOpenAI
+
+    by_model: dict[str, list[Sent]] = {}
+    for record in sent:
+        by_model.setdefault(record.model, []).append(record)
+    tokens = 0
+    done = 0
+    first = float("inf")
+    last = 0.0
+
+    async def worker(client: AsyncOpenAI, queue: list[Sent]) -> None:
+        nonlocal tokens, done, first, last
+        while queue:
+            r = queue.pop()
+            t = time.perf_counter()
+            first = min(first, t)
+            kwargs: dict[str, Any] = {
+                "temperature": r.params.temperature,
+                "top_p": r.params.top_p,
+                "max_tokens": r.params.max_tokens,
+            }
+            if r.params.seed is not None:
+                kwargs["seed"] = r.params.seed
+            resp = await client.chat.completions.create(
+                model=r.model,
+                messages=cast(
+                    Any, [{"role": m["role"], "content": m["content"]} for m in r.messages]
+                ),
+                **kwargs,
+            )
+            last = max(last, time.perf_counter())
+            done += 1
+            tokens += resp.usage.completion_tokens if resp.usage else 0
+
+    clients = [
+        AsyncOpenAI(
+            api_key="bench",
+            base_url=url,
+            max_retries=0,
+            http_client=openai.DefaultAioHttpClient(
+                limits=httpx2.Limits(
+                    max_connections=per_model, max_keepalive_connections=per_model
+                ),
+                timeout=300.0,
+            ),
+        )
+        for _ in by_model
+    ]
+    try:
+        async with anyio.create_task_group() as tg:
+            for client, records in zip(clients, by_model.values(), strict=True):
+                queue = list(reversed(records))  # pop() takes them in sent order
+                for _ in range(per_model):
+                    tg.start_soon(worker, client, queue)
+    finally:
+        for client in clients:
+            await client.close()
+    return last - first, done, tokens
+
+
+async def main(tasks: int, speed: float) -> None:
+    quiet_logs()
+    install_capture()
+    spec = ServerSpec(tasks=tasks, speed=speed)
+    with tempfile.TemporaryDirectory() as tmp:
+        with SimServer(spec) as server:
+            print(server.describe())
+            capacity = server.capacity
+            print(f"agentbus: full 16-coalition math evaluation, {tasks} tasks, concurrency 1000")
+            run = await run_agentbus(server.url, tasks, Path(tmp) / "run")
+        sent = list(CaptureBackend.log)
+        llm = run.report.results["llm"]["total"]
+        ours_s = window(sent)
+        ours_rps = len(sent) / ours_s
+        ours_tok = sum(r.completion_tokens for r in sent) / ours_s
+        print(
+            f"  {run.report.episodes_run} episodes in {run.wall_s:.1f} s (whole run); "
+            f"LLM calls requested {llm['requested']}, sent {llm['sent']}"
+        )
+        print(
+            f"  sent {len(sent)} requests in {ours_s:.1f} s: {ours_rps:.1f} req/s, "
+            f"{ours_tok:,.0f} output tokens/s"
+        )
+        with SimServer(spec) as server:
+            print(f"raw: AsyncOpenAI replays the {len(sent)} sent requests, {ENDPOINT_LIMIT}/model")
+            raw_s, raw_n, raw_tokens = await raw_replay(server.url, sent, ENDPOINT_LIMIT)
+        raw_rps = raw_n / raw_s
+        raw_tok = raw_tokens / raw_s
+        print(
+            f"  {raw_n} requests in {raw_s:.1f} s: {raw_rps:.1f} req/s, "
+            f"{raw_tok:,.0f} output tokens/s"
+        )
+    print(f"server capacity: {capacity:,.0f} output tokens/s")
+    print(
+        f"tokens/s fraction of capacity: agentbus {ours_tok / capacity:.2f}, "
+        f"raw {raw_tok / capacity:.2f}"
+    )
+    print(f"ratio request throughput agentbus/raw: {ours_rps / raw_rps:.2f}x  (target >= 0.9x)")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=10)
+    ap.add_argument("--speed", type=float, default=1.0, help="server time scale (1 = realistic)")
+    args = ap.parse_args()
+    anyio.run(main, args.tasks, args.speed)

@@ -1,0 +1,118 @@
+"""Shared calls: LLM calls sent vs requested, and what common random numbers do to the SEs.
+
+Three full 16-coalition math sweeps (sim weak default, sim strong test)
+through ``agentbus.app.evaluate`` against the simulator's HTTP server at speed
+0 (no serving delays: calls and SEs do not depend on timing):
+
+1. temperature 0, cache ``auto`` (the default): calls requested by the
+   modules vs sent upstream. Target sent/requested <= 0.6.
+2. temperature 0.7 with a fixed sampling seed, cache ``auto``: the seed makes
+   each call deterministic, so coalitions share every call up to the first
+   slot where they differ (common random numbers across coalitions).
+3. temperature 0.7 without a seed: every call is an independent draw, nothing
+   is shared (the cache only takes deterministic calls).
+
+For 2 and 3 the script prints each slot's Shapley value and its standard error
+(``results.json`` ``se``, task-paired) side by side, and last the ratios of
+the SEs (shared / independent; < 1 means CRN helps).
+
+Run: ``python benchmarks/shared_calls.py [--tasks N] [--seed S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+# benchmarks/attribution.py must not shadow the attribution package
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+from rich.console import Console  # noqa: E402
+
+from agentbus.app import RunReport, evaluate  # noqa: E402
+from agentbus.config import build_config  # noqa: E402
+
+SLOTS = ("planning", "reasoning", "action", "reflection")
+TEST = "sim:strong"
+
+
+async def sweep(tasks: int, run_dir: Path, sampling: dict[str, Any]) -> tuple[RunReport, float]:
+    config = build_config(
+        {
+            "env": "math",
+            "tasks": tasks,
+            "default": "sim:weak",
+            "test": [TEST],
+            "progress": "off",
+            "run_dir": str(run_dir),
+            "sim": {"speed": 0},
+            "llm": {"sampling": sampling},
+        }
+    )
+    t0 = time.perf_counter()
+    report = await evaluate(config, Console(quiet=True))
+    return report, time.perf_counter() - t0
+
+
+def calls_line(name: str, report: RunReport, seconds: float) -> tuple[float, str]:
+    total = report.results["llm"]["total"]
+    ratio = total["sent"] / total["requested"]
+    per_model = ", ".join(
+        f"{m} {s['sent']}/{s['requested']}" for m, s in report.results["llm"]["models"].items()
+    )
+    return ratio, (
+        f"  {name}: {report.episodes_run} episodes in {seconds:.1f} s; requested "
+        f"{total['requested']}, sent {total['sent']} ({ratio:.2f}; {total['cache_hits']} "
+        f"cache hits, {total['coalesced']} coalesced; sent/requested per model: {per_model})"
+    )
+
+
+async def main(tasks: int, seed: int) -> None:
+    import logging
+
+    import structlog
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        print(f"full 16-coalition math sweep, {tasks} tasks, sim weak vs sim strong")
+        t0_report, t0_s = await sweep(tasks, root / "t0", {"temperature": 0.0})
+        t0_ratio, line = calls_line("temperature 0", t0_report, t0_s)
+        print(line)
+        shared, sh_s = await sweep(tasks, root / "shared", {"temperature": 0.7, "seed": seed})
+        _, line = calls_line(f"T=0.7 seed {seed} (shared)", shared, sh_s)
+        print(line)
+        indep, in_s = await sweep(tasks, root / "indep", {"temperature": 0.7})
+        _, line = calls_line("T=0.7 no seed (independent)", indep, in_s)
+        print(line)
+    sh = shared.results["models"][TEST]["shapley"]
+    ind = indep.results["models"][TEST]["shapley"]
+    print("Shapley value +- SE at T=0.7 (shared | independent):")
+    ratios = []
+    for slot in SLOTS:
+        ratios.append(sh[slot]["se"] / ind[slot]["se"])
+        print(
+            f"  {slot:<11} {sh[slot]['value']:+.3f} +- {sh[slot]['se']:.3f} | "
+            f"{ind[slot]['value']:+.3f} +- {ind[slot]['se']:.3f}"
+        )
+    print(
+        "ratio SE shared/independent: "
+        + ", ".join(f"{s} {r:.2f}" for s, r in zip(SLOTS, ratios, strict=True))
+        + f"; mean {sum(ratios) / len(ratios):.2f}"
+    )
+    print(f"ratio LLM calls sent/requested at temperature 0: {t0_ratio:.2f}  (target <= 0.6)")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=1234, help="sampling seed of the shared sweep")
+    args = ap.parse_args()
+    anyio.run(main, args.tasks, args.seed)
