@@ -13,11 +13,12 @@ calls coalesce as in a real run. Every episode is admitted at once
 Figures: episodes/s, peak RSS growth per concurrent episode, and the lag of a
 10 ms heartbeat task (how late it wakes; p50/p99/max). Target: p99 < 50 ms.
 
-``--loop both`` (the default) measures the asyncio and the uvloop event loop
-side by side, each in a fresh subprocess (RSS figures are then per process),
-and prints the uvloop/asyncio ratios last.
+``--loop auto`` (the default) uses uvloop when it is installed, as
+``python -m agentbus.run`` does; ``--loop both`` measures the asyncio and the
+uvloop event loop side by side, each in a fresh subprocess, and prints the
+uvloop/asyncio ratios last (twice the time: use fewer episodes).
 
-Run: ``python benchmarks/scale.py [--episodes 10000] [--speed 20] [--loop both]``.
+Run: ``python benchmarks/scale.py [--episodes 10000] [--speed 20] [--loop auto]``.
 """
 
 from __future__ import annotations
@@ -269,10 +270,12 @@ def main() -> int:
     ap.add_argument(
         "--speed", type=float, default=20.0, help="simulator time scale (1 = realistic)"
     )
-    ap.add_argument("--loop", choices=["asyncio", "uvloop", "both"], default="both")
+    ap.add_argument("--loop", choices=["auto", "asyncio", "uvloop", "both"], default="auto")
     ap.add_argument("--json", action="store_true", help="print one machine-readable line")
     args = ap.parse_args()
     configure("warning")
+    if args.loop == "auto":
+        args.loop = "uvloop" if uvloop_installed() else "asyncio"
     if args.loop == "uvloop" and not uvloop_installed():
         print("uvloop is not installed (pip install uvloop); measuring asyncio only")
         args.loop = "asyncio"

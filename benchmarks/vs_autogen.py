@@ -58,7 +58,7 @@ def settled() -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------ agentbus
-def agentbus_rounds(sizes: list[int]) -> list[dict[str, Any]]:
+def agentbus_rounds(sizes: list[int], uvloop: bool = False) -> list[dict[str, Any]]:
     import anyio
 
     from agentbus.actor import Actor, on
@@ -182,7 +182,7 @@ def agentbus_rounds(sizes: list[int]) -> list[dict[str, Any]]:
             out.append(_row(n, msgs, dt, rss0, rss, obj0, obj, len(LIVE)))
         return out
 
-    options = {"use_uvloop": False}
+    options = {"use_uvloop": uvloop}
     result: list[dict[str, Any]] = anyio.run(main, backend_options=options)
     return result
 
@@ -357,6 +357,14 @@ def _row(
 
 
 # ------------------------------------------------------------------- driver
+def uvloop_installed() -> bool:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def autogen_installed() -> bool:
     try:
         import autogen_core  # noqa: F401
@@ -366,7 +374,10 @@ def autogen_installed() -> bool:
 
 
 def child(framework: str, sizes: list[int]) -> int:
-    rows = agentbus_rounds(sizes) if framework == "agentbus" else autogen_rounds(sizes)
+    if framework == "autogen":
+        rows = autogen_rounds(sizes)
+    else:
+        rows = agentbus_rounds(sizes, uvloop=framework == "agentbus-uvloop")
     print(RESULT_TAG + json.dumps(rows))
     return 0
 
@@ -392,7 +403,7 @@ def run_child(framework: str, sizes: list[int]) -> list[dict[str, Any]] | None:
 def show(name: str, rows: list[dict[str, Any]]) -> None:
     for r in rows:
         print(
-            f"  {name:13s} {r['episodes']:6,d} episodes: {r['msgs_per_s']:10,.0f} msgs/s "
+            f"  {name:15s} {r['episodes']:6,d} episodes: {r['msgs_per_s']:10,.0f} msgs/s "
             f"({r['seconds']:.2f} s); after they ended: RSS {r['rss_growth_kb'] / 1024:+7.1f} MB, "
             f"{r['objects_growth']:+9,d} objects, {r['live_agents']:6,d} live agents"
         )
@@ -401,7 +412,9 @@ def show(name: str, rows: list[dict[str, Any]]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000,5000", help="concurrent episodes per round")
-    ap.add_argument("--child", choices=["agentbus", "autogen"], help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--child", choices=["agentbus", "agentbus-uvloop", "autogen"], help=argparse.SUPPRESS
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.child:
@@ -421,12 +434,24 @@ def main() -> int:
     theirs = run_child("autogen", sizes)
     if ours is None or theirs is None:
         return 1
+    uv = run_child("agentbus-uvloop", sizes) if uvloop_installed() else None
     show("agentbus", ours)
+    if uv is not None:
+        show("agentbus+uvloop", uv)
     show("autogen-core", theirs)
     for a, b in zip(ours, theirs, strict=True):
         print(
             f"ratio msgs/s agentbus/autogen-core at {a['episodes']:,} episodes: "
             f"{a['msgs_per_s'] / b['msgs_per_s']:.1f}x  (target >= 10x)"
+        )
+    if uv is None:
+        print("uvloop not installed (pip install uvloop): no uvloop ratio")
+        return 0
+    for a, u, b in zip(ours, uv, theirs, strict=True):
+        print(
+            f"ratio msgs/s agentbus+uvloop/autogen-core at {a['episodes']:,} episodes: "
+            f"{u['msgs_per_s'] / b['msgs_per_s']:.1f}x; uvloop/asyncio for agentbus: "
+            f"{u['msgs_per_s'] / a['msgs_per_s']:.2f}x"
         )
     return 0
 
