@@ -118,3 +118,17 @@ async def test_custom_module_from_the_example_fills_a_slot(tmp_path: Path) -> No
         if m["type"] == "Reflection" and m["sender"] == "reflection"
     ]
     assert reflections, "the custom reflection module never spoke"
+
+
+async def test_adaptive_run_stops_by_itself_under_the_target(tmp_path: Path) -> None:
+    cfg = config(tmp_path, tasks=300, adaptive=True, target_halfwidth=0.2)
+    report = await evaluate(cfg, Console(file=open("/dev/null", "w")))
+    adaptive = report.results["adaptive"]
+    assert adaptive["done"] is True, adaptive
+    assert "narrower than" in adaptive["stop_reason"]
+    model = report.results["models"]["sim:strong"]
+    # it stopped well before running every coalition on every task
+    assert model["episodes"] < 16 * 300
+    for slot in model["shapley"].values():
+        # the anytime-valid interval (what adaptive stopping uses) is under the target
+        assert slot["cs_high"] - slot["cs_low"] <= 2 * 0.2 + 1e-9
