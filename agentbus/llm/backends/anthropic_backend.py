@@ -29,14 +29,11 @@ import anthropic
 from anthropic import AsyncAnthropic
 
 from agentbus.errors import UserError
-from agentbus.llm.backends.base import Backend, BackendContext
+from agentbus.llm.backends.base import Backend, BackendContext, sdk_upstream_error
 from agentbus.llm.backends.openai_backend import http_client_for, timeout_for
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.retry import (
     UpstreamError,
-    connection_cause,
-    kind_for_status,
-    parse_retry_after,
 )
 from agentbus.llm.spec import ModelSpec, default_base_url
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
@@ -59,34 +56,9 @@ def to_messages_api(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str
     return "\n\n".join(system), turns
 
 
-def _short(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def upstream_error(exc: Exception, label: str) -> UpstreamError | None:
     """Classify an ``anthropic`` SDK exception (``None`` when it is not one we know)."""
-    if isinstance(exc, anthropic.APIConnectionError):  # APITimeoutError is one too
-        cause = connection_cause(exc)
-        if cause is not None:
-            return UpstreamError(f"{label}: connection failed ({cause})", kind="connection")
-        if isinstance(exc, anthropic.APITimeoutError):
-            return UpstreamError(f"{label}: request timed out", kind="timeout")
-        inner = exc.__cause__ or exc
-        return UpstreamError(
-            f"{label}: connection failed ({type(inner).__name__})", kind="connection"
-        )
-    if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        return UpstreamError(
-            f"{label}: {_short(exc.message)}",
-            kind=kind_for_status(status),
-            status=status,
-            retry_after=parse_retry_after(dict(exc.response.headers)),
-        )
-    if isinstance(exc, anthropic.APIError):
-        return UpstreamError(f"{label}: bad response ({_short(str(exc))})", kind="server")
-    return None
+    return sdk_upstream_error(anthropic, exc, label)
 
 
 class AnthropicBackend(Backend):

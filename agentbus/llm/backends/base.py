@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agentbus.llm.config import EndpointLimits
-from agentbus.llm.retry import redact_url
+from agentbus.llm.retry import (
+    UpstreamError,
+    connection_cause,
+    kind_for_status,
+    parse_retry_after,
+    redact_url,
+)
 from agentbus.llm.spec import ModelSpec
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
@@ -76,3 +82,39 @@ class Backend(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.label}>"
+
+
+def short(text: str, limit: int = 200) -> str:
+    """One line of at most ``limit`` characters, for error messages."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def sdk_upstream_error(sdk: Any, exc: Exception, label: str) -> UpstreamError | None:
+    """Classify an exception of an official SDK (``openai`` or ``anthropic``).
+
+    Both SDKs share the same exception hierarchy (``APIConnectionError`` with
+    ``APITimeoutError`` under it, ``APIStatusError``, ``APIError``), so one
+    classifier serves both; ``None`` means the exception is not the SDK's.
+    """
+    if isinstance(exc, sdk.APIConnectionError):  # APITimeoutError is one too
+        cause = connection_cause(exc)
+        if cause is not None:
+            return UpstreamError(f"{label}: connection failed ({cause})", kind="connection")
+        if isinstance(exc, sdk.APITimeoutError):
+            return UpstreamError(f"{label}: request timed out", kind="timeout")
+        inner = exc.__cause__ or exc
+        return UpstreamError(
+            f"{label}: connection failed ({type(inner).__name__})", kind="connection"
+        )
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        return UpstreamError(
+            f"{label}: {short(exc.message)}",
+            kind=kind_for_status(status),
+            status=status,
+            retry_after=parse_retry_after(dict(exc.response.headers)),
+        )
+    if isinstance(exc, sdk.APIError):
+        return UpstreamError(f"{label}: bad response ({short(str(exc))})", kind="server")
+    return None

@@ -22,13 +22,10 @@ import openai
 from openai import AsyncOpenAI
 
 from agentbus.errors import UserError
-from agentbus.llm.backends.base import Backend, BackendContext
+from agentbus.llm.backends.base import Backend, BackendContext, sdk_upstream_error
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.retry import (
     UpstreamError,
-    connection_cause,
-    kind_for_status,
-    parse_retry_after,
 )
 from agentbus.llm.spec import ModelSpec, default_base_url
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
@@ -80,33 +77,7 @@ def timeout_for(limits: EndpointLimits) -> httpx2.Timeout:
 
 def upstream_error(exc: Exception, label: str) -> UpstreamError | None:
     """Classify an ``openai`` SDK exception (``None`` when it is not one we know)."""
-    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError is one too
-        cause = connection_cause(exc)
-        if cause is not None:
-            return UpstreamError(f"{label}: connection failed ({cause})", kind="connection")
-        if isinstance(exc, openai.APITimeoutError):
-            return UpstreamError(f"{label}: request timed out", kind="timeout")
-        inner = exc.__cause__ or exc
-        return UpstreamError(
-            f"{label}: connection failed ({type(inner).__name__})", kind="connection"
-        )
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        retry_after = parse_retry_after(dict(exc.response.headers))
-        return UpstreamError(
-            f"{label}: {_short(exc.message)}",
-            kind=kind_for_status(status),
-            status=status,
-            retry_after=retry_after,
-        )
-    if isinstance(exc, openai.APIResponseValidationError | openai.APIError):
-        return UpstreamError(f"{label}: bad response ({_short(str(exc))})", kind="server")
-    return None
-
-
-def _short(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return sdk_upstream_error(openai, exc, label)
 
 
 class OpenAIBackend(Backend):
