@@ -1,4 +1,4 @@
-"""The ``agentbus`` console script: ``agentbus run ...``, ``agentbus report DIR``, ``agentbus tail URL``."""
+"""The ``agentbus`` console script: ``agentbus run|report|tail|sim ...``."""
 
 from __future__ import annotations
 

@@ -54,14 +54,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agentbus.app import evaluate
 
     try:
-        report = anyio.run(
-            evaluate, config, backend_options={"use_uvloop": uvloop_available()}
-        )
+        report = anyio.run(evaluate, config, backend_options={"use_uvloop": uvloop_available()})
     except KeyboardInterrupt:
         where = f" --resume {config.run_dir}" if config.run_dir else " --resume RUN_DIR"
         print(f"\nagentbus: interrupted; finished episodes are saved. Resume with{where}")
         return 130
-    except BaseException as exc:  # noqa: BLE001 - turned into one line below
+    except BaseException as exc:
         err = first_error(exc)
         if isinstance(err, UserError):
             print(f"agentbus: error: {err}", file=sys.stderr)
