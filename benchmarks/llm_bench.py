@@ -85,6 +85,22 @@ def window(records: Sequence[Sent]) -> float:
     return max(r.end for r in records) - min(r.start for r in records)
 
 
+def middle_rate(ends: Sequence[float]) -> float:
+    """Answers per second between the 10th and the 90th percentile of completion times.
+
+    The steady state of a run, without its ramp-up and its tail.
+    """
+    ordered = sorted(ends)
+    lo, hi = len(ordered) // 10, (9 * len(ordered)) // 10
+    span = ordered[hi] - ordered[lo] if hi > lo else 0.0
+    return (hi - lo) / span if span > 0 else 0.0
+
+
+def mean_in_flight(records: Sequence[Sent]) -> float:
+    """Requests in flight on average over the window (sum of latencies / window)."""
+    return sum(r.end - r.start for r in records) / window(records)
+
+
 # ------------------------------------------------------------- sim server
 @dataclass
 class ServerSpec:

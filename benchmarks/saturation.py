@@ -49,6 +49,8 @@ from llm_bench import (  # noqa: E402
     ServerSpec,
     SimServer,
     install_capture,
+    mean_in_flight,
+    middle_rate,
     quiet_logs,
     run_agentbus,
     window,
@@ -57,10 +59,10 @@ from llm_bench import (  # noqa: E402
 ENDPOINT_LIMIT = 64  # agentbus's default per-endpoint concurrency (EndpointLimits)
 
 
-async def raw_replay(url: str, sent: list[Sent], per_model: int) -> tuple[float, int, int]:
+async def raw_replay(url: str, sent: list[Sent], per_model: int) -> list[Sent]:
     """Replay ``sent`` with AsyncOpenAI, ``per_model`` in flight per model.
 
-    Returns (seconds from first send to last answer, requests, completion tokens).
+    Returns the replayed requests with their own timing and usage.
     """
     import httpx2
     import openai
@@ -69,17 +71,12 @@ async def raw_replay(url: str, sent: list[Sent], per_model: int) -> tuple[float,
     by_model: dict[str, list[Sent]] = {}
     for record in sent:
         by_model.setdefault(record.model, []).append(record)
-    tokens = 0
-    done = 0
-    first = float("inf")
-    last = 0.0
+    done: list[Sent] = []
 
     async def worker(client: AsyncOpenAI, queue: list[Sent]) -> None:
-        nonlocal tokens, done, first, last
         while queue:
             r = queue.pop()
-            t = time.perf_counter()
-            first = min(first, t)
+            mine = Sent(r.model, r.messages, r.params, time.perf_counter())
             kwargs: dict[str, Any] = {
                 "temperature": r.params.temperature,
                 "top_p": r.params.top_p,
@@ -94,9 +91,9 @@ async def raw_replay(url: str, sent: list[Sent], per_model: int) -> tuple[float,
                 ),
                 **kwargs,
             )
-            last = max(last, time.perf_counter())
-            done += 1
-            tokens += resp.usage.completion_tokens if resp.usage else 0
+            mine.end = time.perf_counter()
+            mine.completion_tokens = resp.usage.completion_tokens if resp.usage else 0
+            done.append(mine)
 
     clients = [
         AsyncOpenAI(
@@ -121,7 +118,22 @@ async def raw_replay(url: str, sent: list[Sent], per_model: int) -> tuple[float,
     finally:
         for client in clients:
             await client.close()
-    return last - first, done, tokens
+    return done
+
+
+def figures(records: list[Sent]) -> tuple[float, float, float, float, str]:
+    """(req/s, tokens/s, steady req/s, mean in flight, one printable line)."""
+    seconds = window(records)
+    rps = len(records) / seconds
+    tok = sum(r.completion_tokens for r in records) / seconds
+    steady = middle_rate([r.end for r in records])
+    flight = mean_in_flight(records)
+    line = (
+        f"  {len(records)} requests in {seconds:.1f} s: {rps:.1f} req/s "
+        f"({steady:.1f} req/s between the 10th and 90th percentile answers), "
+        f"{tok:,.0f} output tokens/s, {flight:.0f} requests in flight on average"
+    )
+    return rps, tok, steady, flight, line
 
 
 async def main(tasks: int, speed: float) -> None:
@@ -136,37 +148,29 @@ async def main(tasks: int, speed: float) -> None:
             run = await run_agentbus(server.url, tasks, Path(tmp) / "run")
         sent = list(CaptureBackend.log)
         llm = run.report.results["llm"]["total"]
-        ours_s = window(sent)
-        ours_rps = len(sent) / ours_s
-        ours_tok = sum(r.completion_tokens for r in sent) / ours_s
         print(
             f"  {run.report.episodes_run} episodes in {run.wall_s:.1f} s (whole run); "
             f"LLM calls requested {llm['requested']}, sent {llm['sent']}"
         )
-        print(
-            f"  sent {len(sent)} requests in {ours_s:.1f} s: {ours_rps:.1f} req/s, "
-            f"{ours_tok:,.0f} output tokens/s"
-        )
+        ours_rps, ours_tok, ours_steady, _, line = figures(sent)
+        print(line)
         with SimServer(spec) as server:
             print(f"raw: AsyncOpenAI replays the {len(sent)} sent requests, {ENDPOINT_LIMIT}/model")
-            raw_s, raw_n, raw_tokens = await raw_replay(server.url, sent, ENDPOINT_LIMIT)
-        raw_rps = raw_n / raw_s
-        raw_tok = raw_tokens / raw_s
-        print(
-            f"  {raw_n} requests in {raw_s:.1f} s: {raw_rps:.1f} req/s, "
-            f"{raw_tok:,.0f} output tokens/s"
-        )
+            replayed = await raw_replay(server.url, sent, ENDPOINT_LIMIT)
+        raw_rps, raw_tok, raw_steady, _, line = figures(replayed)
+        print(line)
     print(f"server capacity: {capacity:,.0f} output tokens/s")
     print(
         f"tokens/s fraction of capacity: agentbus {ours_tok / capacity:.2f}, "
         f"raw {raw_tok / capacity:.2f}"
     )
+    print(f"ratio steady-state throughput agentbus/raw: {ours_steady / raw_steady:.2f}x")
     print(f"ratio request throughput agentbus/raw: {ours_rps / raw_rps:.2f}x  (target >= 0.9x)")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", type=int, default=10)
+    ap.add_argument("--tasks", type=int, default=16)
     ap.add_argument("--speed", type=float, default=1.0, help="server time scale (1 = realistic)")
     args = ap.parse_args()
     anyio.run(main, args.tasks, args.speed)

@@ -11,8 +11,13 @@ through ``agentbus.app.evaluate`` against the simulator's HTTP server at speed
    slot where they differ (common random numbers across coalitions).
 3. temperature 0.7 without a seed: every call is an independent draw, nothing
    is shared (the cache only takes deterministic calls).
+4. as 2, with the simulator's ``coupled`` verdicts: on the same prompt every
+   model draws the same uniforms, so where coalitions first differ (the same
+   prompt sent to the weak and to the strong model) their right/wrong draws
+   are correlated too. This is a property of the simulator, not of agentbus;
+   it shows what common random numbers can do when the models share them.
 
-For 2 and 3 the script prints each slot's Shapley value and its standard error
+For 2, 3 and 4 the script prints each slot's Shapley value and its standard error
 (``results.json`` ``se``, task-paired) side by side, and last the ratios of
 the SEs (shared / independent; < 1 means CRN helps).
 
@@ -43,7 +48,9 @@ SLOTS = ("planning", "reasoning", "action", "reflection")
 TEST = "sim:strong"
 
 
-async def sweep(tasks: int, run_dir: Path, sampling: dict[str, Any]) -> tuple[RunReport, float]:
+async def sweep(
+    tasks: int, run_dir: Path, sampling: dict[str, Any], coupled: bool = False
+) -> tuple[RunReport, float]:
     config = build_config(
         {
             "env": "math",
@@ -52,7 +59,7 @@ async def sweep(tasks: int, run_dir: Path, sampling: dict[str, Any]) -> tuple[Ru
             "test": [TEST],
             "progress": "off",
             "run_dir": str(run_dir),
-            "sim": {"speed": 0},
+            "sim": {"speed": 0, "coupled": coupled},
             "llm": {"sampling": sampling},
         }
     )
@@ -92,27 +99,33 @@ async def main(tasks: int, seed: int) -> None:
         indep, in_s = await sweep(tasks, root / "indep", {"temperature": 0.7})
         _, line = calls_line("T=0.7 no seed (independent)", indep, in_s)
         print(line)
+        coupled, co_s = await sweep(
+            tasks, root / "coupled", {"temperature": 0.7, "seed": seed}, coupled=True
+        )
+        _, line = calls_line(f"T=0.7 seed {seed}, sim coupled (shared + CRN)", coupled, co_s)
+        print(line)
     sh = shared.results["models"][TEST]["shapley"]
     ind = indep.results["models"][TEST]["shapley"]
-    print("Shapley value +- SE at T=0.7 (shared | independent):")
-    ratios = []
+    co = coupled.results["models"][TEST]["shapley"]
+    print("Shapley value +- SE at T=0.7 (shared | independent | shared, sim coupled):")
     for slot in SLOTS:
-        ratios.append(sh[slot]["se"] / ind[slot]["se"])
         print(
-            f"  {slot:<11} {sh[slot]['value']:+.3f} +- {sh[slot]['se']:.3f} | "
-            f"{ind[slot]['value']:+.3f} +- {ind[slot]['se']:.3f}"
+            f"  {slot:<11} "
+            + " | ".join(f"{x[slot]['value']:+.3f} +- {x[slot]['se']:.3f}" for x in (sh, ind, co))
         )
-    print(
-        "ratio SE shared/independent: "
-        + ", ".join(f"{s} {r:.2f}" for s, r in zip(SLOTS, ratios, strict=True))
-        + f"; mean {sum(ratios) / len(ratios):.2f}"
-    )
+    for name, arm in (("shared", sh), ("shared, sim coupled", co)):
+        ratios = [arm[slot]["se"] / ind[slot]["se"] for slot in SLOTS]
+        print(
+            f"ratio SE {name}/independent: "
+            + ", ".join(f"{s} {r:.2f}" for s, r in zip(SLOTS, ratios, strict=True))
+            + f"; mean {sum(ratios) / len(ratios):.2f}"
+        )
     print(f"ratio LLM calls sent/requested at temperature 0: {t0_ratio:.2f}  (target <= 0.6)")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", type=int, default=30)
+    ap.add_argument("--tasks", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1234, help="sampling seed of the shared sweep")
     args = ap.parse_args()
     anyio.run(main, args.tasks, args.seed)

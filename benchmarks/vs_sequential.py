@@ -242,7 +242,7 @@ def _worker_main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=12, help="tasks of the agentbus arm")
-    ap.add_argument("--seq-tasks", type=int, default=2, help="tasks each sequential process runs")
+    ap.add_argument("--seq-tasks", type=int, default=1, help="tasks each sequential process runs")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--speed", type=float, default=1.0, help="server time scale (1 = realistic)")
     ap.add_argument("--max-num-seqs", type=int, default=64, help="server batch size")
