@@ -52,6 +52,11 @@ class Mailbox(Generic[T]):
     def maxsize(self) -> int:
         return self._maxsize
 
+    @property
+    def reader_waiting(self) -> bool:
+        """Whether the consumer is parked in ``get`` on an empty box."""
+        return self._getter is not None and not self._getter.done()
+
     async def put(self, item: T) -> None:
         """Append ``item``, waiting while the box is full."""
         while len(self._items) >= self._maxsize:

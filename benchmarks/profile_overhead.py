@@ -145,9 +145,12 @@ def main() -> int:
         share = "" if cat.startswith("idle") else f"  {100 * secs / busy:5.1f}% of busy"
         print(f"    {cat:28s} {1000 * secs / n:8.3f} ms{share}")
     print("  top 10 hot spots by self time (function [file:line] <- project frame charged):")
-    for (func, owner), secs in sorted(spots.items(), key=lambda kv: -kv[1])[:10]:
-        if func.startswith(("select", "_run_once")) and owner == "-":
-            continue
+    busy_spots = [
+        (key, secs)
+        for key, secs in spots.items()
+        if not (key[1] == "-" and key[0].startswith(("select", "epoll", "poll", "_run_once")))
+    ]
+    for (func, owner), secs in sorted(busy_spots, key=lambda kv: -kv[1])[:10]:
         print(f"    {1000 * secs / n:7.3f} ms/ep  {func}  <- {owner}")
     framework = per_cat.get("agentbus core", 0.0) + per_cat.get("agentbus llm", 0.0)
     sim = per_cat.get("simulator", 0.0)
