@@ -354,11 +354,6 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
     console.print(render_console(results))
     if adaptive is not None and adaptive.stop_reason:
         console.print(f"adaptive run stopped: {adaptive.stop_reason}")
-    if best_summary is not None:
-        console.print(
-            f"best combination {best_summary['assignment']}: "
-            f"Acc {best_summary['acc']:.3f} over {best_summary['n']} tasks"
-        )
     return RunReport(
         run_dir=run_dir,
         results=results,

@@ -238,6 +238,25 @@ def _coalition_rows(results: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _agent_rows(results: Mapping[str, Any]) -> list[list[str]]:
+    """Accuracy of whole agents: all-default, each model on every slot, best combination."""
+    models = results["models"]
+    rows: list[list[str]] = []
+    if models:
+        first = next(iter(models.values()))
+        rows.append(
+            [f"all {results.get('default_model') or 'default'}", _fmt(first.get("acc_default"))]
+        )
+    rows.extend([f"all {m}", _fmt(s.get("acc_test"))] for m, s in models.items())
+    best = results.get("best_run")
+    if best:
+        picks = ", ".join(
+            f"{slot}={model}" for slot, model in (best.get("assignment") or {}).items()
+        )
+        rows.append([f"best combination ({picks})", f"{_fmt(best.get('acc'))} (n={best.get('n')})"])
+    return rows
+
+
 def to_markdown(results: Mapping[str, Any]) -> str:
     """The paper's tables (Shapley, Banzhaf), coalition rates and the best combination."""
     models = list(results["models"])
@@ -270,6 +289,8 @@ def to_markdown(results: Mapping[str, Any]) -> str:
         "## Success rate per coalition (slots on the test model)\n\n"
         + _md_table(["coalition", *models], rows)
     )
+    if results.get("best_run"):
+        parts.append("## Whole agents\n\n" + _md_table(["agent", "Acc"], _agent_rows(results)))
     best = results.get("best")
     if best and best.get("slots"):
         parts.append(
@@ -299,6 +320,13 @@ def render_console(results: Mapping[str, Any]) -> Group:
         for row in _index_rows(results, index):
             table.add_row(*row)
         tables.append(table)
+    if results.get("best_run"):
+        agents = Table(title="Whole agents")
+        agents.add_column("agent", style="bold")
+        agents.add_column("Acc", justify="right")
+        for row in _agent_rows(results):
+            agents.add_row(*row)
+        tables.append(agents)
     extra = []
     for m in models:
         reason = results["models"][m].get("not_estimable")

@@ -132,3 +132,20 @@ async def test_adaptive_run_stops_by_itself_under_the_target(tmp_path: Path) -> 
     for slot in model["shapley"].values():
         # the anytime-valid interval (what adaptive stopping uses) is under the target
         assert slot["cs_high"] - slot["cs_low"] <= 2 * 0.2 + 1e-9
+
+
+async def test_two_test_models_and_the_best_combination(tmp_path: Path) -> None:
+    cfg = config(
+        tmp_path, tasks=6, test=["sim:strong-reasoning", "sim:strong-action"], best=True
+    )
+    report = await evaluate(cfg, Console(file=open("/dev/null", "w")))
+    models = report.results["models"]
+    assert set(models) == {"sim:strong-reasoning", "sim:strong-action"}
+    best = report.results["best_run"]
+    assert best["n"] == 6
+    # each varied slot goes to the model with the largest positive phi, else the default
+    for slot, model in best["assignment"].items():
+        values = {m: models[m]["shapley"][slot]["value"] for m in models}
+        top = max(values, key=lambda m: values[m])
+        assert model == (top if values[top] > 0 else "sim:weak")
+    assert "Whole agents" in (tmp_path / "run" / "results.md").read_text()
