@@ -59,7 +59,7 @@ def test_profile_overhead_splits_the_time() -> None:
 
 
 def test_vs_autogen_agentbus_side_keeps_nothing_alive() -> None:
-    out = run("vs_autogen.py", "--child", "agentbus", "--sizes", "20,60")
+    out = run("vs_autogen.py", "--child", "agentbus", "--sizes", "20,60", "--repeats", "1")
     rows = result_line(out, "VS-AUTOGEN-RESULT ")
     assert isinstance(rows, list) and [r["episodes"] for r in rows] == [20, 60]
     assert all(r["live_agents"] == 0 and r["msgs_per_s"] > 0 for r in rows)
@@ -69,6 +69,6 @@ def test_vs_autogen_agentbus_side_keeps_nothing_alive() -> None:
     importlib.util.find_spec("autogen_core") is None, reason="autogen-core not installed"
 )
 def test_vs_autogen_compares_both_frameworks() -> None:
-    out = run("vs_autogen.py", "--sizes", "20,40")
+    out = run("vs_autogen.py", "--sizes", "20,40", "--repeats", "1")
     assert "autogen-core" in out
     assert out.strip().splitlines()[-1].startswith("ratio msgs/s")
