@@ -165,17 +165,22 @@ class SimServer:
 
     def describe(self) -> str:
         i = self.info
+        capacity = (
+            "no serving delays (speed 0)"
+            if i["wall_capacity"] is None
+            else f"capacity {i['wall_capacity']:,.0f} output tokens/s at saturation"
+        )
         return (
             f"sim server {self.url} (separate process): speed {i['speed']:g}, "
             f"max_num_seqs {i['max_num_seqs']}, decode {i['decode_s_per_token'] * 1000:.0f} "
-            f"ms/token (+{i['batch_slowdown'] * 100:.1f}% per extra sequence), capacity "
-            f"{i['wall_capacity']:,.0f} output tokens/s at saturation"
+            f"ms/token (+{i['batch_slowdown'] * 100:.1f}% per extra sequence), {capacity}"
         )
 
     @property
     def capacity(self) -> float:
-        """Output tokens per wall-clock second at saturation."""
-        return float(self.info["wall_capacity"])
+        """Output tokens per wall-clock second at saturation (inf at speed 0)."""
+        value = self.info["wall_capacity"]
+        return float("inf") if value is None else float(value)
 
 
 def math_setup(count: int, seed: int) -> Any:
@@ -220,7 +225,7 @@ def _serve(args: argparse.Namespace) -> None:
                 "max_num_seqs": config.max_num_seqs,
                 "decode_s_per_token": config.decode_s_per_token,
                 "batch_slowdown": config.batch_slowdown,
-                "wall_capacity": serving.wall_capacity_tokens_per_s or float("inf"),
+                "wall_capacity": serving.wall_capacity_tokens_per_s,  # None: no delays
             }
             sys.stdout.buffer.write(orjson.dumps(info) + b"\n")
             sys.stdout.flush()

@@ -149,8 +149,10 @@ async def worker(index: int, url: str, tasks: int, seq_tasks: int, seed: int) ->
     }
 
 
-def run_sequential(url: str, tasks: int, seq_tasks: int, seed: int) -> tuple[float, list[Any]]:
-    """16 worker processes at once; returns (launch-to-last-exit seconds, their reports)."""
+def run_sequential(
+    url: str, tasks: int, seq_tasks: int, seed: int, coalitions: int = 16
+) -> tuple[float, list[Any]]:
+    """One worker process per coalition, all at once; (launch-to-last-exit s, reports)."""
     cmd = [sys.executable, __file__, "--worker"]
     args = ["--url", url, "--tasks", str(tasks), "--seq-tasks", str(seq_tasks)]
     args += ["--seed", str(seed)]
@@ -177,22 +179,23 @@ async def main(args: argparse.Namespace) -> None:
             print(server.describe())
             capacity = server.capacity
             print(
-                f"sequential: 16 processes (one per coalition), sync openai.OpenAI, {k} tasks each"
+                f"sequential: {args.coalitions} processes (one per coalition), "
+                f"sync openai.OpenAI, {k} tasks each"
             )
             launch_s, reports = await anyio.to_thread.run_sync(
-                run_sequential, server.url, n, k, args.seed
+                run_sequential, server.url, n, k, args.seed, args.coalitions
             )
         loop_s = max(r["loop_s"] for r in reports)
-        mean_episode_s = sum(r["loop_s"] for r in reports) / (16 * k)
+        mean_episode_s = sum(r["loop_s"] for r in reports) / (len(reports) * k)
         seq_tokens = sum(r["completion_tokens"] for r in reports)
         seq_tok_s = seq_tokens / loop_s
         # the arm ends with its slowest process; n x the mean episode time is a lower
         # bound of that for n tasks (favours the sequential arm)
         seq_all_s = loop_s if k == n else max(loop_s, n * mean_episode_s)
         print(
-            f"  {16 * k} episodes: slowest process {loop_s:.1f} s, mean {mean_episode_s:.1f} "
-            f"s/episode; launch to last exit {launch_s:.1f} s (imports, sympy workers); "
-            f"{seq_tok_s:,.0f} output tokens/s"
+            f"  {len(reports) * k} episodes: slowest process {loop_s:.1f} s, "
+            f"mean {mean_episode_s:.1f} s/episode; launch to last exit {launch_s:.1f} s "
+            f"(imports, sympy workers); {seq_tok_s:,.0f} output tokens/s"
         )
         if k < n:
             print(
@@ -247,6 +250,9 @@ if __name__ == "__main__":
     ap.add_argument("--speed", type=float, default=1.0, help="server time scale (1 = realistic)")
     ap.add_argument("--max-num-seqs", type=int, default=64, help="server batch size")
     ap.add_argument("--batch-slowdown", type=float, default=None, help="server decode slowdown")
+    ap.add_argument(
+        "--coalitions", type=int, default=16, help="sequential processes (16 = all; fewer: smoke)"
+    )
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--url", default=None, help=argparse.SUPPRESS)
     parsed = ap.parse_args()

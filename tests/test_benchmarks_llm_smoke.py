@@ -40,7 +40,9 @@ def test_saturation_runs_and_reports_the_throughput_ratio() -> None:
 
 @pytest.mark.slow
 def test_vs_sequential_arms_agree_on_every_episode() -> None:
-    lines = run_script("vs_sequential.py", "--tasks", "1", "--seq-tasks", "1", "--speed", "0")
+    lines = run_script(
+        "vs_sequential.py", "--tasks", "1", "--seq-tasks", "1", "--speed", "0", "--coalitions", "2"
+    )
     assert lines[-1].startswith("ratio wall-clock sequential/agentbus")
     assert "success per (coalition, task): identical" in lines
 
