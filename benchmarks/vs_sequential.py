@@ -22,7 +22,8 @@ script checks the per-coalition success rates on those tasks.
 The ratio is bounded by the server: the sequential arm already keeps 16
 requests in flight, so the speed-up cannot exceed (server capacity / the
 sequential arm's tokens/s) x (calls requested / calls sent). Both factors are
-printed. ``--max-num-seqs`` and ``--batch-slowdown`` model a larger server.
+printed. ``--max-num-seqs`` and ``--batch-slowdown`` model a larger server
+(give agentbus more in flight per model with ``--endpoint-limit`` then).
 
 Run: ``python benchmarks/vs_sequential.py [--tasks N] [--seq-tasks K]``.
 """
@@ -203,9 +204,17 @@ async def main(args: argparse.Namespace) -> None:
                 "(a lower bound: the slowest coalition decides)"
             )
         with SimServer(spec) as server:
-            print(f"agentbus: {n} tasks x 16 coalitions, concurrency 1000, AsyncOpenAI")
+            print(
+                f"agentbus: {n} tasks x 16 coalitions, concurrency 1000, AsyncOpenAI, "
+                f"{args.endpoint_limit} requests in flight per model at most"
+            )
             run = await run_agentbus(
-                server.url, n, Path(tmp) / "run", seed=args.seed, backend="vllm"
+                server.url,
+                n,
+                Path(tmp) / "run",
+                seed=args.seed,
+                backend="vllm",
+                llm={"limits": {"max_concurrency": args.endpoint_limit}},
             )
         ours = episode_outcomes(Path(tmp) / "run")
         llm = run.report.results["llm"]["total"]
@@ -250,6 +259,9 @@ if __name__ == "__main__":
     ap.add_argument("--speed", type=float, default=1.0, help="server time scale (1 = realistic)")
     ap.add_argument("--max-num-seqs", type=int, default=64, help="server batch size")
     ap.add_argument("--batch-slowdown", type=float, default=None, help="server decode slowdown")
+    ap.add_argument(
+        "--endpoint-limit", type=int, default=64, help="agentbus requests in flight per model"
+    )
     ap.add_argument(
         "--coalitions", type=int, default=16, help="sequential processes (16 = all; fewer: smoke)"
     )
