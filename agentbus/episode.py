@@ -117,7 +117,11 @@ class EnvironmentActor(Actor):
                 text=f"Invalid action: {msg.parse_error or 'the action could not be parsed'}",
                 valid=False,
             )
-        feedback = feedback.model_copy(update={"round": msg.round})
+        if feedback.round != msg.round:
+            if feedback.seq == 0:  # fresh from the environment: nobody holds it yet
+                feedback.__dict__["round"] = msg.round
+            else:
+                feedback = feedback.model_copy(update={"round": msg.round})
         await self.publish(feedback)
         if feedback.done:
             self._end("done", None)
@@ -293,12 +297,14 @@ class Episode:
 
     def _check_stall(self) -> None:
         if self._active == 0 and not self._ended.is_set():
-            if all(len(s.mailbox) == 0 for s in self._subs):
-                self._end(
-                    "stalled: every actor is idle and no message is pending, "
-                    "but the episode has not ended",
-                    "actor",
-                )
+            for sub in self._subs:
+                if sub.mailbox:
+                    return
+            self._end(
+                "stalled: every actor is idle and no message is pending, "
+                "but the episode has not ended",
+                "actor",
+            )
 
     def _wake(self, sub: Subscriber) -> None:
         """The first message reached an actor: start the consumer of its mailbox.

@@ -33,7 +33,7 @@ def _wake(waiter: asyncio.Future[None] | None) -> None:
 class Mailbox(Generic[T]):
     """Bounded single-consumer queue with cooperative backpressure."""
 
-    __slots__ = ("_closed", "_getter", "_items", "_maxsize", "_putters")
+    __slots__ = ("_closed", "_getter", "_items", "_loop", "_maxsize", "_putters")
 
     def __init__(self, maxsize: int = 64) -> None:
         if maxsize < 1:
@@ -44,6 +44,8 @@ class Mailbox(Generic[T]):
         self._getter: asyncio.Future[None] | None = None
         self._putters: list[asyncio.Future[None]] | None = None
         self._closed = False
+        #: the loop of the first wait (a mailbox lives in one episode, on one loop)
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -83,7 +85,10 @@ class Mailbox(Generic[T]):
         while not self._items:
             if self._closed:
                 raise MailboxClosed
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            fut: asyncio.Future[None] = loop.create_future()
             self._getter = fut
             try:
                 await fut
