@@ -53,9 +53,10 @@ class Subscriber:
     """One mailbox on the bus and the message types routed into it.
 
     ``wake`` is called when a message lands in the mailbox while no consumer
-    is ``active``: the episode starts a consumer task then, and the task ends
-    when the mailbox is empty again. An idle actor therefore holds no task,
-    which keeps thousands of idle episodes cheap.
+    is ``active``: the episode starts the consumer task then, which stays
+    (parked on the empty mailbox between messages) until the episode ends.
+    An actor that has received nothing yet holds no task, which keeps
+    thousands of episodes waiting on their first model answers cheap.
     """
 
     name: str
