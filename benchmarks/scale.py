@@ -8,7 +8,17 @@ HTTP stack). The plan is the usual coalition grid (16 coalitions of
 ``sim:strong`` over ``sim:weak``) over ``episodes / 16`` tasks, so shared
 calls coalesce as in a real run. Every episode is admitted at once
 (``Runtime(max_concurrency=episodes)``) and the simulator batches up to
-``episodes`` sequences, so they really are in flight together.
+``episodes`` sequences, so they really are in flight together. Its batch
+slowdown is off (``batch_slowdown=0``): at 10,000 sequences the default would
+make one token take seconds, and the subject here is the client, not the
+server's batching. ``--speed`` divides the simulated latencies (20: a
+100-token answer in about 0.1 s).
+
+The peak RSS per episode is the growth of the process's RSS from just before
+the episodes start to its highest sample during the run (sampled every 10
+beats), divided by the number of episodes. Alongside each lag figure the
+script reports the part of it the loop thread spent on the CPU, which tells
+the loop's own work apart from waiting for a core on a busy machine.
 
 Figures: episodes/s, peak RSS growth per concurrent episode, and the lag of a
 10 ms heartbeat task (how late it wakes; p50/p99/max). Target: p99 < 50 ms.
