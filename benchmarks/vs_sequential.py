@@ -158,7 +158,9 @@ def run_sequential(
     args = ["--url", url, "--tasks", str(tasks), "--seq-tasks", str(seq_tasks)]
     args += ["--seed", str(seed)]
     t0 = time.perf_counter()
-    procs = [subprocess.Popen([*cmd, str(i), *args], stdout=subprocess.PIPE) for i in range(16)]
+    procs = [
+        subprocess.Popen([*cmd, str(i), *args], stdout=subprocess.PIPE) for i in range(coalitions)
+    ]
     reports = []
     for proc in procs:
         out, _ = proc.communicate()
@@ -237,7 +239,10 @@ async def main(args: argparse.Namespace) -> None:
     same = "identical" if mismatches == 0 else f"{mismatches} episodes DIFFER"
     bound = capacity / seq_tok_s * llm["requested"] / max(llm["sent"], 1)
     print(f"success per (coalition, task): {same}")
-    print(f"bound from the server: capacity/sequential tokens/s x requested/sent = {bound:.1f}x")
+    if bound != float("inf"):
+        print(
+            f"bound from the server: capacity/sequential tokens/s x requested/sent = {bound:.1f}x"
+        )
     label = "extrapolated " if k < n else ""
     print(
         f"ratio wall-clock sequential/agentbus on {n} tasks: "

@@ -12,8 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 
@@ -38,7 +36,6 @@ def test_saturation_runs_and_reports_the_throughput_ratio() -> None:
     assert any("raw: AsyncOpenAI replays" in line for line in lines)
 
 
-@pytest.mark.slow
 def test_vs_sequential_arms_agree_on_every_episode() -> None:
     lines = run_script(
         "vs_sequential.py", "--tasks", "1", "--seq-tasks", "1", "--speed", "0", "--coalitions", "2"
