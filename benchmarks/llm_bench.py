@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-# benchmarks/attribution.py must not shadow the attribution package
+# Import installed packages, never scripts that sit beside this file.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 

@@ -35,11 +35,9 @@ from typing import Any, cast
 
 import anyio
 
-# The helper sits beside this file; so does benchmarks/attribution.py, which
-# must not shadow the attribution package: bind the package first.
+# Import installed packages, never scripts that sit beside this file.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-import attribution  # noqa: E402, F401
 
 sys.path.append(str(_HERE))
 
