@@ -312,7 +312,12 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
                     await runtime.run(again, on_outcome)
                 if config.best:
                     assignment = best.choose(service, plan)
-                    if assignment is not None:
+                    if assignment is None:
+                        console.print(
+                            "--best skipped: some coalition has no outcome yet, so phi "
+                            "is not estimable for every test model"
+                        )
+                    else:
                         await runtime.run(
                             _best_specs(factory, assignment, setup.tasks, done), on_outcome
                         )
