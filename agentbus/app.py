@@ -10,7 +10,7 @@ server and the runtime, then writes the results files and prints the table.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,9 +192,38 @@ async def _start_server(
     return server
 
 
-async def evaluate(config: RunConfig, console: Console | None = None) -> RunReport:
-    """Run the whole evaluation described by ``config``."""
+async def evaluate(
+    config: RunConfig,
+    console: Console | None = None,
+    *,
+    linger: bool = False,
+    on_report: Callable[[RunReport], None] | None = None,
+) -> RunReport:
+    """Run the whole evaluation described by ``config``.
+
+    With ``--serve`` and ``linger`` (an interactive terminal), the dashboard
+    stays up after the run until the task is cancelled (Ctrl-C), so its final
+    state can still be read; ``on_report`` receives the report before that.
+    """
     console = console or Console()
+    servers: list[LiveServer] = []
+    try:
+        report = await _evaluate(config, console, servers)
+        if on_report is not None:
+            on_report(report)
+        if servers and linger:
+            console.print(
+                f"run finished; the dashboard stays up at {servers[0].url} (Ctrl-C to stop it)"
+            )
+            await anyio.sleep_forever()
+        return report
+    finally:
+        with anyio.CancelScope(shield=True):
+            for server in servers:
+                await server.stop()
+
+
+async def _evaluate(config: RunConfig, console: Console, servers: list[LiveServer]) -> RunReport:
     setup = await anyio.to_thread.run_sync(load_environment, config)
     agent = agent_for(config.agent, config.modules)
     varied = tuple(config.slots) if config.slots else agent.slots
@@ -287,6 +316,8 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
                 plain = None if config.progress == "auto" else config.progress == "plain"
                 await tg.start(Progress(hub, total, plain=plain, done=skipped).run)
             server = await _start_server(config, hub, store, service, total, console)
+            if server is not None:
+                servers.append(server)
             await hub.publish(
                 RUN_STARTED,
                 {
@@ -332,8 +363,6 @@ async def evaluate(config: RunConfig, console: Console | None = None) -> RunRepo
                 RUN_FINISHED,
                 {"episodes": runtime.finished, "errors": runtime.errors, "stopped": stopped},
             )
-            if server is not None:
-                await server.stop()
             hub.close()
         llm_summary = router.summary()
         llm_stats = router.stats()

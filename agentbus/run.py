@@ -51,14 +51,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"agentbus: error: {exc}", file=sys.stderr)
         return 2
-    from agentbus.app import evaluate
+    from agentbus.app import RunReport, default_run_dir, evaluate
+
+    if config.run_dir is None:  # named now, so an interrupted run can say where it is
+        config = config.model_copy(update={"run_dir": default_run_dir(config)})
+
+    finished: list[RunReport] = []
+    linger = bool(config.serve) and sys.stdin.isatty() and sys.stdout.isatty()
+
+    async def run() -> RunReport:
+        return await evaluate(config, linger=linger, on_report=finished.append)
 
     try:
-        report = anyio.run(evaluate, config, backend_options={"use_uvloop": uvloop_available()})
+        report = anyio.run(run, backend_options={"use_uvloop": uvloop_available()})
     except KeyboardInterrupt:
-        where = f" --resume {config.run_dir}" if config.run_dir else " --resume RUN_DIR"
-        print(f"\nagentbus: interrupted; finished episodes are saved. Resume with{where}")
-        return 130
+        if not finished:
+            print(
+                "\nagentbus: interrupted; finished episodes are saved. "
+                f"Resume with --resume {config.run_dir}"
+            )
+            return 130
+        report = finished[0]
     except BaseException as exc:
         err = first_error(exc)
         if isinstance(err, UserError):
