@@ -27,10 +27,12 @@ from agentbus.errors import UserError
 from agentbus.evaluation import Plan, SpecFactory, agent_for, cell_id
 from agentbus.events import EPISODE_ENDED, RUN_FINISHED, RUN_STARTED, EventHub
 from agentbus.llm.router import LLMRouter
+from agentbus.llm.spec import parse_spec
 from agentbus.outcome import Outcome
 from agentbus.progress import Progress
 from agentbus.runtime import Runtime
 from agentbus.server import LiveServer
+from agentbus.sim.profiles import ProfileSet
 from agentbus.sim.service import SimHandle, sim_service
 from agentbus.store import RunStore, counts
 from attribution.plots import write_plots
@@ -70,6 +72,15 @@ def load_environment(config: RunConfig) -> EnvSetup:
     if not setup.tasks:
         raise UserError(f"environment {config.env!r} produced no tasks")
     return setup
+
+
+def check_models(config: RunConfig) -> None:
+    """Refuse bad model specs and unknown sim profiles before anything is written."""
+    profiles = ProfileSet(config.sim.profiles)
+    for model in config.models():
+        spec = parse_spec(model)
+        if spec.backend == "sim":
+            profiles.get(spec.model)
 
 
 def default_run_dir(config: RunConfig) -> Path:
@@ -236,6 +247,7 @@ async def _evaluate(config: RunConfig, console: Console, servers: list[LiveServe
         config.repeats,
         metadata={"env": config.env},
     )
+    check_models(config)
     run_dir = config.run_dir or default_run_dir(config)
     config = config.model_copy(update={"run_dir": run_dir})
     store = RunStore.open(run_dir, config.model_dump(mode="json"), result_keys=RESULT_KEYS)

@@ -35,6 +35,7 @@ def test_help_lists_the_main_flags() -> None:
         (["--default", "gpt4", "--progress", "off"], "gpt4"),
         (["--slots", "planning,teleport", "--progress", "off"], "teleport"),
         (["--concurrency", "0"], "concurrency"),
+        (["--test", "sim:genius", "--progress", "off"], "unknown sim profile 'genius'"),
         (["--dataset", "/no/such/file.json"], "dataset not found"),
         (["--resume", "/no/such/run"], "nothing to resume"),
     ],
@@ -46,6 +47,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], needle: str, tmp_path
     assert len(lines) == 1, out.stderr
     assert needle in lines[0]
     assert "Traceback" not in out.stderr
+    assert not (tmp_path / "run").exists(), "bad input must not leave a run directory behind"
 
 
 def test_malformed_config_file_names_the_key(tmp_path: Path) -> None:
