@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from praf_harness import run_praf, sim_transport
 
-import anyio
-
-from agentbus import registry
 from agentbus.environment import Task, TaskSource
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
-from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 from agentbus.outcome import Outcome
-from agentbus.sim.engine import SimEngine
-from agentbus.sim.model import SimModel
-from agentbus.sim.serving import ServingConfig, ServingModel
 from agentbus.sim.transport import SimTransport
 from environments.robot.env import RobotEnvironment
 from environments.robot.expert import RobotExpert
@@ -21,49 +13,14 @@ from environments.robot.expert import RobotExpert
 SLOTS = ("planning", "reasoning", "action", "reflection")
 
 
-class SimLLM:
-    """One named simulated model behind the in-process transport."""
-
-    def __init__(self, transport: SimTransport, model: str) -> None:
-        self.transport = transport
-        self.model = model
-
-    async def complete(
-        self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
-    ) -> Completion:
-        return await self.transport.complete(self.model, messages, params)
-
-
 def transport_for(tasks: list[Task]) -> SimTransport:
-    model = SimModel(experts=[RobotExpert()])
-    model.add_tasks("robot", tasks)
-    return SimTransport(SimEngine(model, ServingModel(ServingConfig(speed=0.0))))
+    return sim_transport("robot", RobotExpert(), tasks)
 
 
 async def run_all(
     tasks: list[Task], models: dict[str, str], transport: SimTransport
 ) -> list[Outcome]:
-    setup_factory = RobotEnvironment
-    outcomes: list[Outcome] = []
-
-    async def one(i: int, task: Task) -> None:
-        actors = [
-            ActorSpec(
-                slot=slot,
-                factory=registry.get("modules", f"praf.{slot}"),
-                llm=SimLLM(transport, models[slot]),
-            )
-            for slot in SLOTS
-        ]
-        spec = EpisodeSpec(
-            episode_id=f"ep-{i}", task=task, env_factory=setup_factory, actors=actors, trace=True
-        )
-        outcomes.append(await Episode(spec).run())
-
-    async with anyio.create_task_group() as tg:
-        for i, task in enumerate(tasks):
-            tg.start_soon(one, i, task)
-    return outcomes
+    return await run_praf(tasks, RobotEnvironment, models, transport, trace=True)
 
 
 async def test_praf_agent_plays_robot_tasks_end_to_end() -> None:

@@ -1,0 +1,72 @@
+"""Shared by the end-to-end episode tests: PRAF agents of simulated skill, in process.
+
+Each environment's test builds a simulator with that environment's expert and
+runs the unchanged PRAF modules on its tasks through the real core episode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import anyio
+
+from agentbus import registry
+from agentbus.environment import Environment, Task
+from agentbus.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.llm.types import ChatMessage, Completion, SamplingParams
+from agentbus.outcome import Outcome
+from agentbus.sim.engine import SimEngine
+from agentbus.sim.expert import Expert
+from agentbus.sim.model import SimModel
+from agentbus.sim.serving import ServingConfig, ServingModel
+from agentbus.sim.transport import SimTransport
+from modules.praf import AGENT, SLOTS
+
+
+class SimLLM:
+    """One named simulated model behind the in-process transport."""
+
+    def __init__(self, transport: SimTransport, model: str) -> None:
+        self.transport = transport
+        self.model = model
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
+    ) -> Completion:
+        return await self.transport.complete(self.model, messages, params)
+
+
+def sim_transport(env: str, expert: Expert, tasks: Sequence[Task]) -> SimTransport:
+    """An in-process simulator without delays that knows ``tasks`` through ``expert``."""
+    model = SimModel(experts=[expert])
+    model.add_tasks(env, tasks)
+    return SimTransport(SimEngine(model, ServingModel(ServingConfig(speed=0.0))))
+
+
+async def run_praf(
+    tasks: Sequence[Task],
+    env_factory: Callable[[], Environment],
+    models: Mapping[str, str],
+    transport: SimTransport,
+    *,
+    trace: bool = False,
+) -> list[Outcome]:
+    """Run one PRAF episode per task concurrently; outcomes in task order."""
+    outcomes: list[Outcome | None] = [None] * len(tasks)
+
+    async def one(i: int, task: Task) -> None:
+        actors = [
+            ActorSpec(
+                slot=slot,
+                factory=registry.get("modules", AGENT[slot]),
+                llm=SimLLM(transport, models[slot]),
+            )
+            for slot in SLOTS
+        ]
+        spec = EpisodeSpec(f"ep-{i}", task, env_factory, actors, trace=trace)
+        outcomes[i] = await Episode(spec).run()
+
+    async with anyio.create_task_group() as tg:
+        for i, task in enumerate(tasks):
+            tg.start_soon(one, i, task)
+    return [o for o in outcomes if o is not None]
