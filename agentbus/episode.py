@@ -349,7 +349,7 @@ class Episode:
                     self._active += 1
                     busy = True
                 else:
-                    envelope = await mailbox.get()
+                    envelope = mailbox.pop_nowait()
                 await self._handle(actor, cls, envelope)
         finally:
             if busy:

@@ -95,6 +95,14 @@ class Mailbox(Generic[T]):
             finally:
                 if self._getter is fut:
                     self._getter = None
+        return self.pop_nowait()
+
+    def pop_nowait(self) -> T:
+        """Pop the oldest item without waiting (``IndexError`` when empty).
+
+        The consumer's fast path: while its mailbox holds mail it takes the
+        next item without creating a coroutine per message.
+        """
         item = self._items.pop(0)
         if self._putters:
             _wake(self._putters[0])
