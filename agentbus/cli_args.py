@@ -42,7 +42,7 @@ def parser() -> OneLineParser:
         description=(
             "Run a coalition evaluation: every combination of default and test "
             "implementations of the agent's modules on every task, concurrently, "
-            "and print each module's Shapley and Banzhaf value with 95%% intervals. "
+            "and print each module's Shapley and Banzhaf value with 95% intervals. "
             "With no arguments: math on the built-in generator, sim:weak vs sim:strong."
         ),
     )
