@@ -20,7 +20,6 @@ reproducible.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -28,14 +27,13 @@ from typing import Any, ClassVar
 import anthropic
 from anthropic import AsyncAnthropic
 
-from agentbus.errors import UserError
 from agentbus.llm.backends.base import Backend, BackendContext, sdk_upstream_error
 from agentbus.llm.backends.openai_backend import http_client_for, timeout_for
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.retry import (
     UpstreamError,
 )
-from agentbus.llm.spec import ModelSpec, default_base_url
+from agentbus.llm.spec import ModelSpec
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
@@ -65,7 +63,8 @@ class AnthropicBackend(Backend):
     """``anthropic:MODEL`` (or ``anthropic:URL#MODEL`` for a compatible server)."""
 
     name: ClassVar[str] = "anthropic"
-    api_key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
+    api_key_env: ClassVar[str | None] = "ANTHROPIC_API_KEY"
+    key_required: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -75,20 +74,13 @@ class AnthropicBackend(Backend):
         context: BackendContext,
     ) -> None:
         super().__init__(spec, endpoint, limits, context)
-        key = os.environ.get(self.api_key_env, "").strip()
-        if not key:
-            raise UserError(f"model {spec.key} needs the {self.api_key_env} environment variable")
         self._client = AsyncAnthropic(
-            api_key=key,
+            api_key=self._api_key(),
             base_url=_sdk_base_url(endpoint),
             max_retries=0,
             timeout=timeout_for(limits),
             http_client=http_client_for(limits, context.http_client, anthropic),
         )
-
-    @classmethod
-    def endpoints(cls, spec: ModelSpec, context: BackendContext) -> list[str | None]:
-        return list(spec.base_urls) or [default_base_url(spec.backend)]
 
     def request_options(self, messages: Sequence[ChatMessage], params: SamplingParams) -> dict:
         system, turns = to_messages_api(messages)

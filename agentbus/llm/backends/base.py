@@ -10,11 +10,13 @@ the ``agentbus.backends`` group; its spec is then ``NAME:MODEL`` or
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from agentbus.errors import UserError
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.retry import (
     UpstreamError,
@@ -23,7 +25,7 @@ from agentbus.llm.retry import (
     parse_retry_after,
     redact_url,
 )
-from agentbus.llm.spec import ModelSpec
+from agentbus.llm.spec import ModelSpec, default_base_url
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
 
@@ -47,6 +49,10 @@ class Backend(ABC):
     """
 
     name: ClassVar[str] = "backend"
+    #: environment variable holding the API key (None: the backend takes none)
+    api_key_env: ClassVar[str | None] = None
+    #: whether a missing key is an error (a provider) or fine (a local server)
+    key_required: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -63,7 +69,17 @@ class Backend(ABC):
     @classmethod
     def endpoints(cls, spec: ModelSpec, context: BackendContext) -> list[str | None]:
         """The endpoints (replicas) of ``spec``: its URLs, else the backend's default."""
-        return list(spec.base_urls) or [None]
+        return list(spec.base_urls) or [default_base_url(spec.backend)]
+
+    def _api_key(self) -> str:
+        """The key from ``api_key_env``; a clear UserError when a required one is missing."""
+        env = self.api_key_env
+        key = os.environ.get(env, "").strip() if env else ""
+        if key:
+            return key
+        if self.key_required:
+            raise UserError(f"model {self.spec.key} needs the {env} environment variable")
+        return "EMPTY"
 
     @property
     def label(self) -> str:

@@ -12,7 +12,6 @@ run's limits. vLLM's extra sampling options (``top_k``, ``min_p``,
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from typing import Any, ClassVar, cast
@@ -21,13 +20,12 @@ import httpx2
 import openai
 from openai import AsyncOpenAI
 
-from agentbus.errors import UserError
 from agentbus.llm.backends.base import Backend, BackendContext, sdk_upstream_error
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.retry import (
     UpstreamError,
 )
-from agentbus.llm.spec import ModelSpec, default_base_url
+from agentbus.llm.spec import ModelSpec
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
 #: sampling options only vLLM (and the simulator) understand; OpenAI would reject them
@@ -105,19 +103,6 @@ class OpenAIBackend(Backend):
             timeout=timeout_for(limits),
             http_client=http_client_for(limits, context.http_client),
         )
-
-    @classmethod
-    def endpoints(cls, spec: ModelSpec, context: BackendContext) -> list[str | None]:
-        return list(spec.base_urls) or [default_base_url(spec.backend)]
-
-    def _api_key(self) -> str:
-        env = self.api_key_env
-        key = os.environ.get(env, "").strip() if env else ""
-        if key:
-            return key
-        if self.key_required:
-            raise UserError(f"model {self.spec.key} needs the {env} environment variable")
-        return "EMPTY"
 
     def request_options(self, params: SamplingParams) -> dict[str, Any]:
         """Keyword arguments of ``chat.completions.create`` for ``params``."""
