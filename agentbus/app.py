@@ -24,7 +24,7 @@ from agentbus.config import RESULT_KEYS, RunConfig
 from agentbus.environment import EnvSetup, TaskSource
 from agentbus.episode import EpisodeSpec
 from agentbus.errors import UserError
-from agentbus.evaluation import Plan, SpecFactory, agent_for, cell_id
+from agentbus.evaluation import Agent, Plan, SpecFactory, cell_id
 from agentbus.events import EPISODE_ENDED, RUN_FINISHED, RUN_STARTED, EventHub
 from agentbus.llm.router import LLMRouter
 from agentbus.llm.spec import parse_spec
@@ -236,7 +236,7 @@ async def evaluate(
 
 async def _evaluate(config: RunConfig, console: Console, servers: list[LiveServer]) -> RunReport:
     setup = await anyio.to_thread.run_sync(load_environment, config)
-    agent = agent_for(config.agent, config.modules)
+    agent = Agent.resolve(config.agent, config.modules)
     varied = tuple(config.slots) if config.slots else agent.slots
     plan = Plan(
         agent,

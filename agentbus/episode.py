@@ -30,7 +30,6 @@ from agentbus.messages import (
     EpisodeEnded,
     Feedback,
     Message,
-    Observation,
     TaskStarted,
 )
 from agentbus.outcome import ErrorKind, Outcome
@@ -387,4 +386,4 @@ def bus_stamp(actor: Actor, msg: Message) -> Message:
     return actor.ctx.bus.stamp(msg, actor.name)
 
 
-__all__ = ["ActorSpec", "Episode", "EpisodeSpec", "Observation"]
+__all__ = ["ActorSpec", "Episode", "EpisodeSpec", "MeteredLLM", "Usage"]

@@ -36,10 +36,6 @@ def cell_id(plan: Plan, cell: tuple[str, tuple[str, ...], Task, int]) -> str:
     return episode_id(model, coalition_key(plan.varied, coalition), task.id, repeat)
 
 
-def agent_for(name: str, overrides: Mapping[str, str]) -> Agent:
-    return Agent.resolve(name, overrides)
-
-
 @dataclass(frozen=True)
 class Agent:
     """An agent: its slots in order and the module (registry name) filling each."""

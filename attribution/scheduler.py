@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
 
 import anyio
 
@@ -40,7 +39,6 @@ class AdaptiveSource:
         max_episodes: int | None,
         deterministic: bool,
         done_ids: set[str],
-        in_flight: Any = None,
     ) -> None:
         self.factory = factory
         self.service = service

@@ -9,8 +9,7 @@ from agentbus.outcome import Outcome
 from agentbus.sim.transport import SimTransport
 from environments.git.env import GitEnvironment
 from environments.git.expert import GitExpert
-
-SLOTS = ("planning", "reasoning", "action", "reflection")
+from modules.praf import SLOTS
 
 
 def transport_for(tasks: list[Task]) -> SimTransport:

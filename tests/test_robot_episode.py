@@ -9,8 +9,7 @@ from agentbus.outcome import Outcome
 from agentbus.sim.transport import SimTransport
 from environments.robot.env import RobotEnvironment
 from environments.robot.expert import RobotExpert
-
-SLOTS = ("planning", "reasoning", "action", "reflection")
+from modules.praf import SLOTS
 
 
 def transport_for(tasks: list[Task]) -> SimTransport:
