@@ -50,7 +50,7 @@ import anyio
 from agentbus import registry
 from agentbus.environment import EnvSetup, Task, TaskSource
 from agentbus.episode import EpisodeSpec
-from agentbus.evaluation import Plan, SpecFactory, agent_for
+from agentbus.evaluation import Agent, Plan, SpecFactory
 from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.router import LLMRouter
 from agentbus.logs import configure
@@ -112,7 +112,7 @@ class Heartbeat:
 def build_plan(episodes: int) -> tuple[Plan, EnvSetup, list[Cell]]:
     """The coalition grid over enough generated math tasks for ``episodes`` episodes."""
     env_cls = registry.get("environments", "math")
-    agent = agent_for("praf", {})
+    agent = Agent.resolve("praf", {})
     n_coalitions = 2 ** len(agent.slots)
     tasks_needed = max(1, -(-episodes // n_coalitions))
     setup: EnvSetup = env_cls.setup(TaskSource(count=tasks_needed, seed=7))

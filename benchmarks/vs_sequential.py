@@ -117,10 +117,10 @@ async def worker(index: int, url: str, tasks: int, seq_tasks: int, seed: int) ->
     """One coalition's process: its episodes, one at a time."""
     from agentbus.coalitions import coalition_key
     from agentbus.episode import Episode
-    from agentbus.evaluation import Plan, SpecFactory, agent_for
+    from agentbus.evaluation import Agent, Plan, SpecFactory
 
     setup = math_setup(tasks, seed)
-    agent = agent_for("praf", {})
+    agent = Agent.resolve("praf", {})
     chosen = list(setup.tasks)[:seq_tasks]
     plan = Plan(agent, agent.slots, DEFAULT, (TEST,), chosen)
     clients: dict[str, SyncOpenAILLM] = {}
