@@ -22,12 +22,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 AGENTBUS = ROOT / "agentbus"
 
-#: The top-level ``python -m agentbus.run/report/tail`` entry shims delegate to
-#: the application by design; they are not kernel files.
-ENTRY_SHIMS = {"run.py", "report.py", "tail.py"}
-#: ``python -m agentbus.truth`` composes the simulator with ``attribution``'s exact
-#: estimators: application work, due to move into agentbus/app/ (then drop this).
-PENDING_APP_FILES = {"truth.py"}
+#: The top-level ``python -m agentbus.run/report/tail/truth`` entry shims delegate
+#: to the application by design; they are not kernel files.
+ENTRY_SHIMS = {"run.py", "report.py", "tail.py", "truth.py"}
 
 
 def _python_files(*parts: str) -> list[Path]:
@@ -97,7 +94,7 @@ def kernel_files() -> list[Path]:
         rel = path.relative_to(AGENTBUS)
         if rel.parts[0] in ("app", "runs"):
             continue
-        if len(rel.parts) == 1 and (rel.name in ENTRY_SHIMS or rel.name in PENDING_APP_FILES):
+        if len(rel.parts) == 1 and rel.name in ENTRY_SHIMS:
             continue
         files.append(path)
     return files
