@@ -6,7 +6,8 @@ plugin author needs is importable from here, so plugins never reach into
 internal modules (``tests/test_layering.py`` holds the built-in ones to that):
 
 - a module (an actor filling a slot): :class:`Actor`, :func:`on`, the messages,
-  :class:`LLM`, :class:`ChatMessage`, :class:`SamplingParams`;
+  :class:`LLM`, :class:`ChatMessage`, :class:`SamplingParams`, :class:`ToolCall`
+  (function calling: ``SamplingParams.tools`` in, ``Completion.tool_calls`` out);
 - an environment: :class:`Environment`, :class:`Task`, :class:`TaskSource`,
   :class:`EnvSetup`, :class:`Score`, :data:`DEFAULT_RUN_TASKS`;
 - a simulated expert: :class:`Expert`, :class:`ExpertQuery`, :class:`Upstream`,
@@ -38,7 +39,7 @@ from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.retry import UpstreamError
 from agentbus.llm.spec import ModelSpec
-from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
+from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams, ToolCall
 from agentbus.messages import (
     ActionProposed,
     Feedback,
@@ -91,6 +92,7 @@ __all__ = [
     "TaskSource",
     "TaskStarted",
     "Thought",
+    "ToolCall",
     "Upstream",
     "UpstreamError",
     "UserError",

@@ -36,6 +36,7 @@ from agentbus.llm.limits import EndpointGate, estimate_prompt_tokens
 from agentbus.llm.retry import UpstreamError, backoff_delay
 from agentbus.llm.spec import ModelSpec, parse_spec
 from agentbus.llm.stats import ModelStats, summary_line
+from agentbus.llm.tools import complete_with_tools
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
 log = structlog.get_logger(__name__)
@@ -136,7 +137,7 @@ class ModelClient:
             try:
                 async with replica.gate.permit(estimate) as permit:
                     try:
-                        result = await replica.backend.complete(messages, params)
+                        result = await complete_with_tools(replica.backend, messages, params)
                     except UpstreamError as err:
                         if err.kind == "rate_limit":
                             permit.rate_limited(err.retry_after)
@@ -175,6 +176,17 @@ class ModelClient:
         raise InfraError(message) from None
 
 
+def with_defaults(defaults: SamplingParams, params: SamplingParams) -> SamplingParams:
+    """``params`` over the run's ``defaults``: the fields a caller set win, the rest follow the run.
+
+    A module that only adds tools (``SamplingParams(tools=...)``) keeps the
+    run's temperature, seed and token limit instead of the class defaults.
+    """
+    if not params.model_fields_set:
+        return defaults
+    return defaults.model_copy(update={f: getattr(params, f) for f in params.model_fields_set})
+
+
 class RoutedLLM:
     """The handle modules get for one model: defaults, shared calls, accounting."""
 
@@ -200,7 +212,7 @@ class RoutedLLM:
     async def complete(
         self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
     ) -> Completion:
-        p = params if params is not None else self._defaults
+        p = self._defaults if params is None else with_defaults(self._defaults, params)
         self.stats.requested += 1
         if not self._cacheable(p):
             return await self._client.complete(messages, p)

@@ -31,11 +31,24 @@ class SamplingParams(BaseModel):
     seed: int | None = None
     stop: tuple[str, ...] = ()
     extra: dict[str, Any] = Field(default_factory=dict)
+    #: functions offered to the model, in the OpenAI tools format
+    #: (``{"type": "function", "function": {...}}``); see agentbus/llm/tools.py
+    tools: tuple[dict[str, Any], ...] = ()
 
     @property
     def deterministic(self) -> bool:
         """True when the same prompt must give the same answer (cache is exact)."""
         return self.temperature == 0.0 or self.seed is not None
+
+
+class ToolCall(BaseModel):
+    """One function call the model asked for; ``arguments`` is JSON text, as on the wire."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = ""
+    name: str
+    arguments: str = "{}"
 
 
 class Completion(BaseModel):
@@ -50,6 +63,8 @@ class Completion(BaseModel):
     latency_s: float = 0.0
     cached: bool = False
     finish_reason: str = "stop"
+    #: function calls, when tools were offered and the model called some
+    tool_calls: list[ToolCall] = Field(default_factory=list)
 
 
 @runtime_checkable

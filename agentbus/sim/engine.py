@@ -18,6 +18,7 @@ from typing import Any
 import structlog
 
 from agentbus.errors import UserError
+from agentbus.llm.tools import split_tool_calls
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.faults import (
     Fault,
@@ -161,6 +162,12 @@ class SimEngine:
         mangled = self.faults.malform(answer.text)
         if mangled is not None:
             answer = _with_text(answer, mangled)
+        if request.params.tools:  # vLLM's tool-call parser: calls out of the text
+            text, calls = split_tool_calls(answer.text)
+            if calls:
+                answer = replace(
+                    answer, text=text, tool_calls=tuple(calls), finish_reason="tool_calls"
+                )
         prompt_text = "".join(f"{m['role']}\x00{m['content']}\x00" for m in request.messages)
         if fault is Fault.STALL:  # slow on the way in (a gateway, a network): no GPU held
             await self.serving.sleep(self.faults.config.stall_s)

@@ -61,7 +61,7 @@ import orjson
 
 from agentbus import registry
 from agentbus.environment import Task
-from agentbus.llm.types import ChatMessage, SamplingParams
+from agentbus.llm.types import ChatMessage, SamplingParams, ToolCall
 from agentbus.sim.expert import ROLES, Expert, ExpertQuery, Upstream, Verdict
 from agentbus.sim.profiles import Profile, ProfileSet, RoleSkill
 
@@ -177,6 +177,8 @@ class SimAnswer:
     p_correct: float | None = None
     #: the stop string that cut the text, if any (Anthropic reports it)
     stop_sequence: str | None = None
+    #: function calls parsed out of the text when the request offered tools
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 def strip_backend(model: str) -> str:

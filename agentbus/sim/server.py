@@ -91,6 +91,21 @@ def _sampling(
         raise BadRequest(f"invalid {param}: {first['msg']}", param) from None
 
 
+def _message(answer: SimAnswer) -> dict[str, Any]:
+    """The assistant message of an OpenAI chat answer, with its function calls if any."""
+    if not answer.tool_calls:
+        return {"role": "assistant", "content": answer.text}
+    calls = [
+        {
+            "id": c.id or f"call_{i}",
+            "type": "function",
+            "function": {"name": c.name, "arguments": c.arguments},
+        }
+        for i, c in enumerate(answer.tool_calls)
+    ]
+    return {"role": "assistant", "content": answer.text or None, "tool_calls": calls}
+
+
 def _model_of(body: dict[str, Any]) -> str:
     model = body.get("model")
     if not isinstance(model, str) or not model:
@@ -143,6 +158,11 @@ class Protocol:
             stop=body.get("stop"),
             default_temperature=1.0,
         )
+        tools = body.get("tools")
+        if tools is not None:
+            if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+                raise BadRequest("'tools' must be a list of objects", "tools")
+            params = params.model_copy(update={"tools": tuple(tools)})
         options = body.get("stream_options") or {}
         return Parsed(
             SimRequest(model, messages, params),
@@ -167,7 +187,7 @@ class Protocol:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": answer.text},
+                    "message": _message(answer),
                     "logprobs": None,
                     "finish_reason": answer.finish_reason,
                 }

@@ -41,4 +41,5 @@ class SimTransport:
             completion_tokens=answer.completion_tokens,
             latency_s=time.perf_counter() - started,
             finish_reason=answer.finish_reason,
+            tool_calls=list(answer.tool_calls),
         )

@@ -54,6 +54,10 @@ class Backend(ABC):
     api_key_env: ClassVar[str | None] = None
     #: whether a missing key is an error (a provider) or fine (a local server)
     key_required: ClassVar[bool] = False
+    #: whether ``SamplingParams.tools`` go to the provider natively; if not, the
+    #: router offers them in the prompt and parses the calls out of the text
+    #: (agentbus/llm/tools.py)
+    supports_tools: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -26,7 +26,7 @@ from agentbus.llm.retry import (
     UpstreamError,
 )
 from agentbus.llm.spec import ModelSpec
-from agentbus.llm.types import ChatMessage, Completion, SamplingParams
+from agentbus.llm.types import ChatMessage, Completion, SamplingParams, ToolCall
 
 #: sampling options only vLLM (and the simulator) understand; OpenAI would reject them
 VLLM_ONLY: frozenset[str] = frozenset(
@@ -87,6 +87,7 @@ class OpenAIBackend(Backend):
     key_required: ClassVar[bool] = True
     #: the token limit parameter: OpenAI's current name; vLLM also knows the classic one
     max_tokens_param: ClassVar[str] = "max_completion_tokens"
+    supports_tools: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -115,6 +116,8 @@ class OpenAIBackend(Backend):
             kwargs["seed"] = params.seed
         if params.stop:
             kwargs["stop"] = list(params.stop)
+        if params.tools:
+            kwargs["tools"] = [dict(t) for t in params.tools]
         extra = self.extra_body(params)
         if extra:
             kwargs["extra_body"] = extra
@@ -151,10 +154,20 @@ class OpenAIBackend(Backend):
             completion_tokens=usage.completion_tokens if usage else 0,
             latency_s=latency,
             finish_reason=choice.finish_reason or "stop",
+            tool_calls=_tool_calls(choice.message),
         )
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _tool_calls(message: Any) -> list[ToolCall]:
+    """The function calls of an answer message (none when it made none)."""
+    return [
+        ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "{}")
+        for c in (getattr(message, "tool_calls", None) or [])
+        if getattr(c, "function", None) is not None
+    ]
 
 
 class VLLMBackend(OpenAIBackend):

@@ -40,6 +40,8 @@ class SimBackend(Backend):
     """The simulator over HTTP (official OpenAI SDK) or in process."""
 
     name: ClassVar[str] = "sim"
+    #: the simulator parses tool calls out of its answers when tools are offered
+    supports_tools: ClassVar[bool] = True
 
     def __init__(
         self,
