@@ -11,7 +11,8 @@ internal modules (``tests/test_layering.py`` holds the built-in ones to that):
 - an environment: :class:`Environment`, :class:`Task`, :class:`TaskSource`,
   :class:`EnvSetup`, :class:`Score`, :data:`DEFAULT_RUN_TASKS`;
 - a simulated expert: :class:`Expert`, :class:`ExpertQuery`, :class:`Upstream`,
-  :class:`Verdict`, :data:`ROLES`, :func:`task_spread`;
+  :class:`Verdict`, :data:`ROLES`, :data:`ROLE_SKILLS`, :func:`skill_role`,
+  :func:`task_spread`;
 - an LLM backend: :class:`Backend`, :class:`BackendContext`, :class:`ModelSpec`,
   :class:`EndpointLimits`, :class:`Completion`, :class:`UpstreamError`;
 - errors: :class:`UserError` (bad input, one line), :class:`InfraError`.
@@ -53,12 +54,24 @@ from agentbus.messages import (
 )
 from agentbus.outcome import Outcome
 from agentbus.runtime import Runtime
-from agentbus.sim.expert import ROLES, Expert, ExpertQuery, Upstream, Verdict, task_spread
+from agentbus.sim.expert import (
+    ROLE_SKILLS,
+    ROLES,
+    Expert,
+    ExpertQuery,
+    Upstream,
+    Verdict,
+    skill_role,
+    task_spread,
+)
+from agentbus.variants import OFF
 
 __all__ = [
     "DEFAULT_RUN_TASKS",
     "LLM",
+    "OFF",
     "ROLES",
+    "ROLE_SKILLS",
     "ActionProposed",
     "Actor",
     "ActorContext",
@@ -99,6 +112,7 @@ __all__ = [
     "Verdict",
     "on",
     "registry",
+    "skill_role",
     "task_spread",
 ]
 __version__ = "0.1.0"

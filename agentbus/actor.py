@@ -104,6 +104,18 @@ class Actor:
             raise RuntimeError(f"actor {self.ctx.name!r} was given no LLM")
         return self.ctx.llm
 
+    def slot_off(self, slot: str) -> bool:
+        """Whether ``slot`` is switched off in this episode (no actor, no LLM calls).
+
+        A coalition over implementations can skip a component (its variant is
+        ``off``, see :mod:`agentbus.variants`); the episode's ``assignment``
+        metadata then maps that slot to ``"off"``. Modules that would wait for
+        the skipped component (a critique, a plan) ask here and go on without
+        it. Without assignment metadata (an episode built by hand) nothing is off.
+        """
+        assignment = self.ctx.metadata.get("assignment") or {}
+        return bool(assignment.get(slot) == "off")
+
     async def publish(self, msg: Message) -> Message:
         """Publish ``msg`` as this actor; returns the stamped copy."""
         return await self.ctx.bus.publish(msg, self.ctx.name)

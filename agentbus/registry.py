@@ -24,6 +24,7 @@ GROUPS: dict[str, str] = {
     "environments": "agentbus.environments",
     "backends": "agentbus.backends",
     "experts": "agentbus.experts",
+    "presets": "agentbus.presets",
 }
 
 _local: dict[str, dict[str, Any]] = {group: {} for group in GROUPS}

@@ -28,6 +28,9 @@ class Collector:
         self.slots: tuple[str, ...] | None = tuple(slots) if slots is not None else None
         self.default_model: str | None = None
         self.games: dict[str, Game] = {}
+        #: test model -> slot -> {"default": label, "test": label}, for runs that
+        #: vary implementations (episode metadata ``variants``); empty otherwise
+        self.variants: dict[str, dict[str, dict[str, str]]] = {}
         self.book = RecordBook()
         #: payloads that were not records of this game (malformed, other slots, best run)
         self.ignored = 0
@@ -76,6 +79,9 @@ class Collector:
             return False
         if self.default_model is None and record.default_model is not None:
             self.default_model = record.default_model
+        variants = record.metadata.get("variants")
+        if variants and record.test_model not in self.variants:
+            self.variants[record.test_model] = variants
         change = self.book.add(record)
         if not change.counted:
             return False

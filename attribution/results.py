@@ -13,6 +13,13 @@
          "episodes": int, "failures": int, "not_estimable": str | null}},
      "best": {"slots": {SLOT: TEST_MODEL}} | null}
 
+A run that varies implementations (``--vary``, docs/variants.md) adds, per
+test model, ``"variants": {SLOT: {"default": LABEL, "test": LABEL}}`` (LABEL
+``off`` or ``MODULE@MODEL``), and with ``shift`` a top-level
+``"shift": {"slot", "held": {SLOT: LABEL}, "rows": [{"variant", "model", "mean",
+"n", "ci_low", "ci_high"}]}``: MMAU's pass rate per variant of one slot with
+every other varied slot on its test side.
+
 The Markdown follows the CapaBench paper's layout: one row per slot, then Acc
 and delta Acc, one column per test model.
 """
@@ -26,6 +33,7 @@ import numpy as np
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from scipy.stats import norm
 
 from agentbus.coalitions import coalition_label
 from attribution.allocation import within_task_correlation
@@ -133,6 +141,7 @@ def build_results(
     failures: Mapping[str, int] | None = None,
     confidence: float = 0.95,
     horizon: float | None = None,
+    shift: str | None = None,
 ) -> Results:
     """The results-file content for every test model.
 
@@ -141,8 +150,10 @@ def build_results(
     ``default_model`` and the infrastructure ``failures`` per model yourself.
     """
     failure_summary: dict[str, Any] | None = None
+    variants: Mapping[str, Any] = {}
     if isinstance(source, Collector):
         failure_summary = source.book.failure_summary()
+        variants = source.variants
         games: Mapping[str, Game] = source.games
         fails = dict(source.failures)
         default = source.default_model if default_model is None else default_model
@@ -161,6 +172,9 @@ def build_results(
     for model, count in fails.items():
         if model not in models:
             models[model] = {"coalitions": {}, "shapley": None, "failures": count}
+    for model, named in variants.items():
+        if model in models:
+            models[model]["variants"] = named
     results: Results = {
         "slots": slots,
         "default_model": default,
@@ -172,7 +186,55 @@ def build_results(
     results["best"] = {"slots": best} if best else None
     if failure_summary is not None:
         results["failures"] = failure_summary
+    if shift is not None and shift in slots:
+        results["shift"] = shift_table(games, slots, shift, default, variants, confidence)
     return results
+
+
+def _rate(game: Game, mask: int, confidence: float) -> dict[str, Any]:
+    """Mean, episodes and a normal-approximation interval of one coalition's reward."""
+    n = int(game.counts[mask])
+    if n == 0:
+        return {"mean": None, "n": 0, "ci_low": None, "ci_high": None}
+    mean = float(game.means[mask])
+    z = float(norm.ppf(0.5 + confidence / 2))
+    half = z * float(np.sqrt(max(float(game.variances[mask]), 0.0) / n)) if n > 1 else np.nan
+    return {"mean": mean, "n": n, "ci_low": _num(mean - half), "ci_high": _num(mean + half)}
+
+
+def shift_table(
+    games: Mapping[str, Game],
+    slots: list[str],
+    slot: str,
+    default_model: str | None,
+    variants: Mapping[str, Any],
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """MMAU's planner-shift / solver-shift table: pass rate per variant of ``slot``.
+
+    Every other varied slot stays on its test side (the held stage), so the
+    rows are the coalition "all slots but ``slot``" (``slot`` on its default
+    variant, once) and the full coalition of each test column (``slot`` on
+    that column's variant).
+    """
+    rows: list[dict[str, Any]] = []
+    held: dict[str, str] = {}
+    for k, (model, game) in enumerate(sorted(games.items())):
+        named = variants.get(model) or {}
+        others = [s for s in slots if s != slot]
+        held = {s: (named.get(s) or {}).get("test", model) for s in others}
+        if k == 0:
+            label = (named.get(slot) or {}).get("default", default_model or "default")
+            rows.append(
+                {
+                    "variant": label,
+                    "model": default_model,
+                    **_rate(game, game.mask(others), confidence),
+                }
+            )
+        label = (named.get(slot) or {}).get("test", model)
+        rows.append({"variant": label, "model": model, **_rate(game, game.full, confidence)})
+    return {"slot": slot, "held": held, "rows": rows}
 
 
 # -- presentation -------------------------------------------------------------
@@ -237,6 +299,43 @@ def _coalition_rows(results: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
+def has_variants(results: Mapping[str, Any]) -> bool:
+    """Whether the run varied implementations (``--vary``), not only models."""
+    return any(m.get("variants") for m in results["models"].values())
+
+
+def _coalition_title(results: Mapping[str, Any]) -> str:
+    side = "their test variant" if has_variants(results) else "the test model"
+    return f"Success rate per coalition (slots on {side})"
+
+
+def _variant_rows(results: Mapping[str, Any]) -> list[list[str]]:
+    """slot, its default variant, its test variant per test model."""
+    models = list(results["models"])
+    rows = []
+    for slot in results["slots"]:
+        named = [(results["models"][m].get("variants") or {}).get(slot) or {} for m in models]
+        default = next((n["default"] for n in named if n.get("default")), "-")
+        rows.append([slot, default, *[n.get("test", "-") for n in named]])
+    return rows
+
+
+def _shift_rows(shift: Mapping[str, Any]) -> list[list[str]]:
+    return [
+        [
+            str(r["variant"]),
+            f"{_fmt(r['mean'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]",
+            str(r["n"]),
+        ]
+        for r in shift["rows"]
+    ]
+
+
+def _shift_title(shift: Mapping[str, Any]) -> str:
+    held = ", ".join(f"{s} on {v}" for s, v in shift["held"].items()) or "nothing held"
+    return f"{shift['slot'].capitalize()}-shift: pass rate per {shift['slot']} variant ({held})"
+
+
 def _agent_rows(results: Mapping[str, Any]) -> list[list[str]]:
     """Accuracy of whole agents: all-default, each model on every slot, best combination."""
     models = results["models"]
@@ -264,6 +363,17 @@ def to_markdown(results: Mapping[str, Any]) -> str:
     parts = [
         f"# Attribution results\n\nDefault model: `{default}`. Cells: value [{conf}% interval]."
     ]
+    shift = results.get("shift")
+    if shift:
+        parts.append(
+            f"## {_shift_title(shift)}\n\n"
+            + _md_table([shift["slot"], "pass rate", "episodes"], _shift_rows(shift))
+        )
+    if has_variants(results):
+        parts.append(
+            "## Variants (what each varied slot runs on each side)\n\n"
+            + _md_table(["slot", "default", *models], _variant_rows(results))
+        )
     parts.append(
         "## Shapley values\n\n" + _md_table(["slot", *models], _index_rows(results, "shapley"))
     )
@@ -284,10 +394,7 @@ def to_markdown(results: Mapping[str, Any]) -> str:
         notes.append(line)
     parts.append("\n".join(notes))
     rows = _coalition_rows(results)
-    parts.append(
-        "## Success rate per coalition (slots on the test model)\n\n"
-        + _md_table(["coalition", *models], rows)
-    )
+    parts.append(f"## {_coalition_title(results)}\n\n" + _md_table(["coalition", *models], rows))
     if results.get("best_run"):
         parts.append("## Whole agents\n\n" + _md_table(["agent", "Acc"], _agent_rows(results)))
     best = results.get("best")
@@ -304,7 +411,14 @@ def render_console(results: Mapping[str, Any]) -> Group:
     models = list(results["models"])
     conf = round(100 * float(results.get("confidence", 0.95)))
     tables = []
-    coalitions = Table(title="Success rate per coalition (slots on the test model)")
+    if has_variants(results):
+        named = Table(title="Variants (what each varied slot runs on each side)")
+        for column in ("slot", "default", *models):
+            named.add_column(column)
+        for row in _variant_rows(results):
+            named.add_row(*row)
+        tables.append(named)
+    coalitions = Table(title=_coalition_title(results))
     coalitions.add_column("coalition", style="bold")
     for m in models:
         coalitions.add_column(m, justify="right")
@@ -319,6 +433,15 @@ def render_console(results: Mapping[str, Any]) -> Group:
         for row in _index_rows(results, index):
             table.add_row(*row)
         tables.append(table)
+    shift = results.get("shift")
+    if shift:
+        shifted = Table(title=_shift_title(shift))
+        shifted.add_column(shift["slot"], style="bold")
+        shifted.add_column("pass rate", justify="right")
+        shifted.add_column("episodes", justify="right")
+        for row in _shift_rows(shift):
+            shifted.add_row(*row)
+        tables.append(shifted)
     if results.get("best_run"):
         agents = Table(title="Whole agents")
         agents.add_column("agent", style="bold")

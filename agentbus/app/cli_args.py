@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import orjson
 
 from agentbus.app.config import RunConfig, build_config, load_toml, merge
+from agentbus.app.presets import preset_fragment
 from agentbus.errors import UserError
 from agentbus.runnable import require_runnable
 
@@ -39,6 +40,13 @@ class OneLineParser(argparse.ArgumentParser):
 def _kv(text: str) -> tuple[str, str]:
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected SLOT=MODULE, got {text!r}")
+    key, value = text.split("=", 1)
+    return key.strip(), value.strip()
+
+
+def _vary(text: str) -> tuple[str, str]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected SLOT=DEFAULT:TEST, got {text!r}")
     key, value = text.split("=", 1)
     return key.strip(), value.strip()
 
@@ -74,6 +82,16 @@ def parser() -> OneLineParser:
     a("--agent", help="agent (slot -> module mapping) by registry name; default praf")
     a("--module", action="append", type=_kv, metavar="SLOT=MODULE", help="replace a module")
     a("--slots", type=_csv, help="vary only these slots, e.g. planning,action")
+    a(
+        "--vary",
+        action="append",
+        type=_vary,
+        metavar="SLOT=DEFAULT:TEST",
+        help="vary a slot over implementations: each side off, on, @MODEL, MODULE or "
+        "MODULE@MODEL (e.g. reflection=off:on); repeatable; docs/variants.md",
+    )
+    a("--preset", help="start from a named preset (capabench, mmau-planner-shift, ...)")
+    a("--shift", metavar="SLOT", help="also tabulate pass rate per variant of SLOT (MMAU)")
     a("--repeats", type=int, help="episodes per (coalition, task)")
     a("--max-steps", type=int, help="round limit per episode (default: the environment's)")
     a("--episode-timeout", type=float, dest="episode_timeout_s", help="seconds per episode")
@@ -125,6 +143,8 @@ FLAT_KEYS = (
     "token",
     "progress",
     "trace",
+    "preset",
+    "shift",
 )
 
 
@@ -135,6 +155,8 @@ def overrides(ns: argparse.Namespace) -> dict[str, Any]:
         out["test"] = [spec for item in ns.test for spec in _csv(item)]
     if ns.module:
         out["modules"] = dict(ns.module)
+    if ns.vary:
+        out["vary"] = dict(ns.vary)
     llm: dict[str, Any] = {}
     sampling: dict[str, Any] = {}
     if ns.temperature is not None:
@@ -206,6 +228,7 @@ def parse_command(argv: list[str] | None = None) -> Command:
         base["run_dir"] = str(ns.resume)
     user: dict[str, Any] = load_toml(ns.config) if ns.config is not None else {}
     user = merge(user, overrides(ns))
+    base = merge(preset_fragment(user.get("preset") or base.get("preset")), base)
     config = build_config(merge(base, user))
     check_adaptive_only(config, user)
     require_runnable(config.env)

@@ -17,10 +17,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agentbus import registry
 from agentbus.environment import DEFAULT_RUN_TASKS
 from agentbus.errors import UserError
 from agentbus.llm.config import LLMConfig
 from agentbus.sim.config import SimConfig
+from agentbus.variants import Variant, parse_vary
 
 ProgressMode = Literal["auto", "rich", "plain", "off"]
 
@@ -35,6 +37,7 @@ RESULT_KEYS: tuple[str, ...] = (
     "agent",
     "modules",
     "slots",
+    "vary",
     "max_steps",
     "llm.sampling",
     "sim.profiles",
@@ -73,6 +76,13 @@ class RunConfig(BaseModel):
     agent: str = "praf"
     modules: dict[str, str] = Field(default_factory=dict)
     slots: list[str] | None = None
+    # -- variants and presets (docs/variants.md) --
+    #: slot -> "DEFAULT:TEST" variants (off, on, @MODEL, MODULE, MODULE@MODEL)
+    vary: dict[str, str] = Field(default_factory=dict)
+    #: the preset (registry group agentbus.presets) this config started from, if any
+    preset: str | None = None
+    #: MMAU-style table: pass rate per variant of this slot, the other slots on their test side
+    shift: str | None = None
     repeats: int = Field(default=1, ge=1)
     max_steps: int | None = Field(default=None, ge=1)
     episode_timeout_s: float = Field(default=600.0, gt=0)
@@ -108,7 +118,16 @@ class RunConfig(BaseModel):
         return value
 
     def models(self) -> list[str]:
-        return [self.default, *self.test]
+        """Every model spec the run uses: default, test columns, then those --vary names."""
+        out = [self.default, *self.test]
+        for pair in self.variants().values():
+            out.extend(v.model for v in pair if v.model is not None and v.model not in out)
+        return out
+
+    def variants(self) -> dict[str, tuple[Variant, Variant]]:
+        """``vary`` parsed: slot -> (default variant, test variant); UserError when unreadable."""
+        modules = registry.names("modules")
+        return {slot: parse_vary(slot, text, modules) for slot, text in self.vary.items()}
 
 
 def load_toml(path: Path) -> dict[str, Any]:

@@ -200,25 +200,60 @@ def check_repeats(config: RunConfig) -> None:
         )
 
 
-def prepare(config: RunConfig) -> Prepared:
-    """Load tasks, check the plan, open (or resume) the run dir, replay what is there."""
-    setup = load_environment(config)
+def make_plan(config: RunConfig, tasks: Sequence[Task]) -> EvaluationPlan:
+    """The evaluation plan: the agent, the varied slots and their variants.
+
+    The varied slots are ``slots`` when given, else the slots ``vary`` names,
+    else every slot of the agent (CapaBench's game).
+    """
     agent = Agent.resolve(config.agent, config.modules)
-    varied = tuple(config.slots) if config.slots else agent.slots
-    plan = EvaluationPlan(
+    vary = config.variants()
+    if config.slots:
+        varied = tuple(config.slots)
+    elif vary:
+        varied = tuple(s for s in agent.slots if s in vary) or tuple(vary)
+    else:
+        varied = agent.slots
+    if vary and config.best:
+        raise UserError(
+            "--best picks a model per slot, but --vary varies implementations; drop one of them"
+        )
+    if config.shift is not None and config.shift not in varied:
+        raise UserError(f"--shift {config.shift}: not a varied slot; varied: {', '.join(varied)}")
+    return EvaluationPlan(
         agent,
         varied,
         config.default,
         tuple(config.test),
-        setup.tasks,
+        tasks,
         config.repeats,
         metadata={"env": config.env},
+        vary=vary,
     )
+
+
+def manifest_of(config: RunConfig) -> dict[str, Any]:
+    """The config as the manifest stores it; an empty ``vary`` is left out.
+
+    Run directories made before ``vary`` existed have no such key, and a
+    result key missing on one side only would refuse their resume.
+    """
+    manifest = config.model_dump(mode="json")
+    if not manifest.get("vary"):
+        manifest.pop("vary", None)
+    return manifest
+
+
+def prepare(config: RunConfig) -> Prepared:
+    """Load tasks, check the plan, open (or resume) the run dir, replay what is there."""
+    setup = load_environment(config)
+    plan = make_plan(config, setup.tasks)
+    varied = plan.varied
     check_models(config)
     check_repeats(config)
     run_dir = config.run_dir or default_run_dir(config)
     config = config.model_copy(update={"run_dir": run_dir})
-    store = RunStore.open(run_dir, config.model_dump(mode="json"), result_keys=RESULT_KEYS)
+    store = RunStore.open(run_dir, manifest_of(config), result_keys=RESULT_KEYS)
     hub = EventHub()
     service = AttributionService(
         hub,
@@ -419,6 +454,11 @@ def _run_started(prep: Prepared, total: int) -> dict[str, Any]:
         "default_model": config.default,
         "test_models": list(config.test),
         "env": config.env,
+        **(
+            {"variants": {m: prep.plan.variant_labels(m) for m in prep.plan.test_models}}
+            if prep.plan.vary
+            else {}
+        ),
     }
 
 
@@ -466,9 +506,14 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     """Results from every counted record, the results files and the console table."""
     config, service = prep.config, prep.service
     results = build_results(
-        service.everything, confidence=service.confidence, horizon=service.horizon
+        service.everything,
+        confidence=service.confidence,
+        horizon=service.horizon,
+        shift=config.shift,
     )
     results["env"] = config.env
+    if config.preset is not None:
+        results["preset"] = config.preset
     results["llm"] = execution.llm_stats
     results["failures"] = service.everything.book.failure_summary()
     adaptive = execution.adaptive

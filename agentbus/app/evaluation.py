@@ -7,6 +7,13 @@ already done. Slots that are not varied (``--slots`` names a subset) always use
 the default implementation, which turns the 4-slot CapaBench game into, for
 example, MMAU's planner-shift/solver-shift 2-slot game.
 
+A varied slot's two sides are the agent's module on the default model and on
+the test model, unless ``vary`` gives the slot its own pair of
+:class:`~agentbus.variants.Variant` (any module, any model, or ``off``: no
+actor for the slot). Episode ids do not change with ``vary``: they still name
+the test column (the test model), the coalition, the task and the repeat, so
+a CapaBench run (no ``vary``) keeps the ids and metadata it always had.
+
 This module builds specs only from names (the registry finds modules and
 environments), so the core stays free of concrete plugins.
 """
@@ -24,6 +31,7 @@ from agentbus.environment import Environment, Task
 from agentbus.episode import ActorSpec, EpisodeSpec
 from agentbus.errors import UserError
 from agentbus.llm.types import LLM
+from agentbus.variants import OFF, Variant, label
 
 
 def episode_id(model: str, key: str, task_id: str, repeat: int) -> str:
@@ -63,8 +71,19 @@ class Agent:
         return cls(tuple(modules), modules)
 
     def actor_class(self, slot: str) -> type[Actor]:
-        cls: type[Actor] = registry.get("modules", self.modules[slot])
-        return cls
+        return module_class(self.modules[slot])
+
+
+def module_class(name: str) -> type[Actor]:
+    """The Actor subclass registered as ``name`` (a one-line UserError otherwise)."""
+    cls = registry.get("modules", name)
+    if not (isinstance(cls, type) and issubclass(cls, Actor)):
+        raise UserError(f"module {name!r} is not an Actor subclass")
+    return cls
+
+
+#: slot -> (module, model) of the actor filling it, or None when the slot is off
+Resolved = dict[str, tuple[str, str] | None]
 
 
 @dataclass
@@ -78,6 +97,8 @@ class EvaluationPlan:
     tasks: Sequence[Task]
     repeats: int = 1
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: slot -> (default variant, test variant) for slots varied over implementations
+    vary: Mapping[str, tuple[Variant, Variant]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = set(self.varied) - set(self.agent.slots)
@@ -88,6 +109,56 @@ class EvaluationPlan:
             )
         if not self.varied:
             raise UserError("--slots must name at least one slot")
+        self._check_vary()
+
+    def _check_vary(self) -> None:
+        """Refuse --vary combinations that contradict the agent, --slots or --test."""
+        for slot, pair in self.vary.items():
+            if slot not in self.agent.slots:
+                raise UserError(
+                    f"--vary names unknown slot {slot!r}; this agent has "
+                    f"{', '.join(self.agent.slots)}"
+                )
+            if slot not in self.varied:
+                raise UserError(
+                    f"--vary {slot}=... but --slots does not vary {slot!r}; "
+                    "add it to --slots or drop the --vary"
+                )
+            for variant in pair:
+                if variant.module is not None:
+                    module_class(variant.module)
+        fixed = all(
+            slot in self.vary and not self.vary[slot][1].follows_side for slot in self.varied
+        )
+        if fixed and len(self.test_models) > 1:
+            raise UserError(
+                "--vary fixes the test variant of every varied slot, so the "
+                f"{len(self.test_models)} --test columns would run the same game; "
+                "give one --test, or use 'on' or MODULE (which take the column's model)"
+            )
+
+    def resolve(self, model: str, coalition: Sequence[str]) -> Resolved:
+        """slot -> (module, model) or None (off) for this coalition of test column ``model``."""
+        members = set(coalition)
+        out: Resolved = {}
+        for slot in self.agent.slots:
+            on_test = slot in members
+            side_model = model if on_test else self.default_model
+            pair = self.vary.get(slot)
+            if pair is None:
+                out[slot] = (self.agent.modules[slot], side_model)
+            else:
+                out[slot] = pair[on_test].resolve(self.agent.modules[slot], side_model)
+        return out
+
+    def variant_labels(self, model: str) -> dict[str, dict[str, str]]:
+        """slot -> {"default": label, "test": label} of every varied slot, for column ``model``."""
+        default = self.resolve(model, ())
+        test = self.resolve(model, self.varied)
+        return {
+            slot: {"default": label(default[slot]), "test": label(test[slot])}
+            for slot in self.varied
+        }
 
     @property
     def coalitions(self) -> list[tuple[str, ...]]:
@@ -127,29 +198,28 @@ class SpecFactory:
     trace: bool = True
 
     def assignment(self, model: str, coalition: Sequence[str]) -> dict[str, str]:
-        """slot -> model spec for this coalition of ``model``."""
-        members = set(coalition)
-        return {
-            slot: model if slot in members else self.plan.default_model
-            for slot in self.plan.agent.slots
-        }
+        """slot -> model spec (or ``off``) for this coalition of ``model``."""
+        return assignment_of(self.plan.resolve(model, coalition))
 
     def build(
         self, model: str, coalition: Sequence[str], task: Task, repeat: int, *, label: str = ""
     ) -> EpisodeSpec:
         key = coalition_key(self.plan.varied, coalition)
-        return self.build_assignment(
-            self.assignment(model, coalition),
+        metadata: dict[str, Any] = {
+            "test_model": label or model,
+            "default_model": self.plan.default_model,
+            "coalition": list(coalition),
+            "slots": list(self.plan.varied),
+            "repeat": repeat,
+        }
+        if self.plan.vary:  # only then: a CapaBench run's records stay as they were
+            metadata["variants"] = self.plan.variant_labels(model)
+        return self.build_resolved(
+            self.plan.resolve(model, coalition),
             task,
             repeat,
             episode=episode_id(label or model, key, task.id, repeat),
-            metadata={
-                "test_model": label or model,
-                "default_model": self.plan.default_model,
-                "coalition": list(coalition),
-                "slots": list(self.plan.varied),
-                "repeat": repeat,
-            },
+            metadata=metadata,
         )
 
     def build_assignment(
@@ -161,10 +231,25 @@ class SpecFactory:
         episode: str,
         metadata: dict[str, Any],
     ) -> EpisodeSpec:
+        """An episode with the agent's own modules on the given models (slot -> model)."""
         agent = self.plan.agent
+        resolved: Resolved = {slot: (agent.modules[slot], assignment[slot]) for slot in agent.slots}
+        return self.build_resolved(resolved, task, repeat, episode=episode, metadata=metadata)
+
+    def build_resolved(
+        self,
+        resolved: Resolved,
+        task: Task,
+        repeat: int,
+        *,
+        episode: str,
+        metadata: dict[str, Any],
+    ) -> EpisodeSpec:
+        """An episode with one actor per slot that is not off (an off slot gets none)."""
         actors = [
-            ActorSpec(slot, agent.actor_class(slot), self.client(assignment[slot]))
-            for slot in agent.slots
+            ActorSpec(slot, module_class(impl[0]), self.client(impl[1]))
+            for slot, impl in resolved.items()
+            if impl is not None
         ]
         return EpisodeSpec(
             episode_id=episode,
@@ -173,6 +258,15 @@ class SpecFactory:
             actors=actors,
             max_steps=self.max_steps,
             timeout_s=self.timeout_s,
-            metadata={**self.plan.metadata, **metadata, "assignment": dict(assignment)},
+            metadata={
+                **self.plan.metadata,
+                **metadata,
+                "assignment": assignment_of(resolved),
+            },
             trace=self.trace,
         )
+
+
+def assignment_of(resolved: Resolved) -> dict[str, str]:
+    """slot -> model spec, or ``off``: the ``assignment`` metadata actors can read."""
+    return {slot: OFF if impl is None else impl[1] for slot, impl in resolved.items()}

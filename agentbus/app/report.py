@@ -41,7 +41,7 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
         raise UserError(f"cannot read {log}: {exc.strerror or exc}") from None
     if collector.slots is None:
         raise UserError(f"{log} holds no episode.ended events with coalition data")
-    results = build_results(collector, confidence=confidence)
+    results = build_results(collector, confidence=confidence, shift=_manifest_shift(run_dir))
     results = _keep_run_metadata(run_dir / "results.json", results)
     try:
         (run_dir / "results.json").write_bytes(
@@ -86,6 +86,17 @@ def compare(
         tables.update({f"{m} ({other_dir.name})": row for m, row in b.items()})
         plot_radar(tables, run_dir / "plots", stem="radar_compare")
     return out
+
+
+def _manifest_shift(run_dir: Path) -> str | None:
+    """The run's ``shift`` setting (MMAU table), from its manifest when it has one."""
+    try:
+        manifest = orjson.loads((run_dir / "manifest.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    config = manifest.get("config") if isinstance(manifest, dict) else None
+    shift = config.get("shift") if isinstance(config, dict) else None
+    return shift if isinstance(shift, str) else None
 
 
 def _keep_run_metadata(path: Path, results: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ the environment's name.
 One request is answered in four steps:
 
 1. the simulator detects the role from the system prompt (the phrase
-   ``"<role> module"``, role one of :data:`ROLES`, else ``"other"``);
+   ``"<role> module"``, role one of :data:`ROLES` or :data:`ROLE_SKILLS`,
+   else ``"other"``);
 2. it asks every expert ``find_task(prompt)``; the first task found wins
    (tasks reach an expert through :meth:`Expert.add_tasks`);
 3. the expert judges the upstream content the prompt carries
@@ -32,6 +33,22 @@ from agentbus.environment import Task
 from agentbus.llm.types import ChatMessage
 
 ROLES: tuple[str, ...] = ("planning", "reasoning", "action", "reflection")
+
+#: roles of other agents' modules, and the profile skill each one's answers are
+#: drawn with (a profile has one skill per entry of :data:`ROLES`). MMAU's
+#: two-stage agent: its planner plans (planning skill); its solver picks and
+#: writes each next step from the plan and the history, which is what the
+#: reasoning skill measures (a weak model leans on a good plan, a strong one
+#: barely needs it), so it is drawn with that. Experts receive the role as
+#: written ("solver"), since its answer has its own format (a step and an action).
+ROLE_SKILLS: dict[str, str] = {"planner": "planning", "solver": "reasoning"}
+
+
+def skill_role(role: str) -> str:
+    """The profile skill (one of :data:`ROLES`, or ``other``) that ``role`` is drawn with."""
+    return ROLE_SKILLS.get(role, role)
+
+
 Role = Literal["planning", "reasoning", "action", "reflection", "other"]
 
 

@@ -3,7 +3,9 @@
 For one chat request (``model`` = a profile name, ``messages``, sampling):
 
 1. **Role.** The system prompt names it: the first ``"<role> module"`` phrase
-   with role one of planning, reasoning, action, reflection; else ``other``.
+   with role one of planning, reasoning, action, reflection, or another
+   agent's role listed in ``ROLE_SKILLS`` (MMAU's planner and solver), which
+   answers with the skill named there; else ``other``.
 2. **Task.** Every expert is asked ``find_task(messages)``; the first hit
    wins. No hit: the answer is a plausible generic text for the role (never
    an error), drawn from the same random stream.
@@ -62,13 +64,21 @@ import orjson
 from agentbus import registry
 from agentbus.environment import Task
 from agentbus.llm.types import ChatMessage, SamplingParams, ToolCall
-from agentbus.sim.expert import ROLES, Expert, ExpertQuery, Upstream, Verdict
+from agentbus.sim.expert import (
+    ROLE_SKILLS,
+    ROLES,
+    Expert,
+    ExpertQuery,
+    Upstream,
+    Verdict,
+    skill_role,
+)
 from agentbus.sim.profiles import Profile, ProfileSet, RoleSkill
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4
 
-_ROLE_RE = re.compile(r"\b(" + "|".join(ROLES) + r") module\b", re.IGNORECASE)
+_ROLE_RE = re.compile(r"\b(" + "|".join((*ROLES, *ROLE_SKILLS)) + r") module\b", re.IGNORECASE)
 
 _PADDING = (
     "I will keep the overall goal in view while working through this.",
@@ -231,14 +241,14 @@ class SimModel:
         """Answer one chat request (see the module docstring for the steps)."""
         profile = self.profile(model)
         role = detect_role(messages)
-        skill = profile.skill(role)
+        skill = profile.skill(skill_role(role))
         rng = make_rng(profile.name, messages, params)
         found = self.find(messages)
         task_id: str | None = None
         verdict: Verdict | None = None
         p: float | None = None
         if found is None:
-            text = rng.choice(_GENERIC.get(role, _GENERIC["other"]))
+            text = rng.choice(_GENERIC.get(skill_role(role), _GENERIC["other"]))
         else:
             expert, task = found
             task_id = task.id

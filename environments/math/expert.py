@@ -14,9 +14,18 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from agentbus import ChatMessage, ExpertQuery, Task, Upstream, Verdict, task_spread
+from agentbus import (
+    ROLE_SKILLS,
+    ChatMessage,
+    ExpertQuery,
+    Task,
+    Upstream,
+    Verdict,
+    skill_role,
+    task_spread,
+)
 from environments.math.generator import KNOWLEDGE_POINTS
 from environments.math.safeparse import CalcError, to_plain
 
@@ -261,6 +270,10 @@ class MathExpert:
 
     # --- judging -------------------------------------------------------------------------
     def assess(self, query: ExpertQuery) -> Upstream:
+        # MMAU's planner is judged as a planner; its solver as the reasoning step it
+        # takes (the plan it reads is what moves it), see agentbus.sim.expert.ROLE_SKILLS
+        if query.role in ROLE_SKILLS:
+            query = replace(query, role=skill_role(query.role))
         hard = self.difficulty(query.task) * ROLE_WEIGHT.get(query.role, 1.0)
         if query.role not in ("reasoning", "action", "reflection"):
             return Upstream(difficulty=hard)
@@ -296,8 +309,10 @@ class MathExpert:
         sol = self.solution(query.task)
         parts = sections(query.user)
         history = rounds(parts.get("History", ""))
-        if query.role == "planning":
+        if query.role in ("planning", "planner"):
             return self._plan(sol, verdict, rng)
+        if query.role == "solver":
+            return self._solve(sol, history, verdict, rng)
         if query.role == "reasoning":
             return self._reason(sol, history, verdict, rng)
         if query.role == "action":
@@ -341,6 +356,22 @@ class MathExpert:
             wrong = sol.wrong_steps[rng.randrange(len(sol.wrong_steps))]
             return f"I think the quickest way is to compute `{wrong}` next."
         return f"I am fairly sure the answer is `{sol.wrong_answer}`, so I will submit it now."
+
+    def _solve(
+        self, sol: Solution, history: Sequence[Step], verdict: Verdict, rng: random.Random
+    ) -> str:
+        """MMAU's solver: the next step in a sentence, then that step as one action."""
+        if verdict.malformed:  # the step in prose, no action block: an invalid round
+            todo = sol.next_step(history) or sol.answer
+            return f"Next I would work out {todo}, and then see where that leaves us."
+        thought = self._reason(sol, history, verdict, rng)
+        step = sol.next_step(history)
+        if verdict.correct:
+            action = f"calculator: {step}" if step is not None else f"answer: {sol.answer}"
+        else:
+            wrong = [w for w in sol.wrong_steps if f"`{w}`" in thought]
+            action = f"calculator: {wrong[0]}" if wrong else f"answer: {sol.wrong_answer}"
+        return f"{thought}\n\n{fence(action)}"
 
     def _act(
         self, sol: Solution, history: Sequence[Step], verdict: Verdict, rng: random.Random

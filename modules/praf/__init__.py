@@ -16,4 +16,12 @@ AGENT: dict[str, str] = {
     "reflection": "praf.reflection",
 }
 
-__all__ = ["AGENT", "SLOTS"]
+#: ``--preset capabench``: today's default game, the four PRAF modules swapped
+#: between a weak default model and the model under test
+PRESET: dict[str, object] = {
+    "agent": "praf",
+    "default": "sim:weak",
+    "test": ["sim:strong"],
+}
+
+__all__ = ["AGENT", "PRESET", "SLOTS"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentbus import ActionProposed, Feedback, Plan, Reflection, Thought, on
+from agentbus import ActionProposed, Feedback, Observation, Plan, Reflection, Thought, on
 from modules.praf.base import PrafModule
 
 INSTRUCTIONS = """\
@@ -38,6 +38,14 @@ class ReasoningActor(PrafModule):
         thought = Thought(text=text, round=number)
         self.view.think(thought)
         return thought
+
+    @on(Observation)
+    async def observed(self, msg: Observation) -> Thought | None:
+        first = not self.view.observation
+        self.view.observe(msg)
+        if first and self.slot_off("planning"):
+            return await self.think()  # no planning module in this episode (--vary)
+        return None
 
     @on(Plan)
     async def planned(self, msg: Plan) -> Thought | None:
