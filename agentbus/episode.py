@@ -32,7 +32,7 @@ from agentbus.messages import (
     StopEpisode,
     TaskStarted,
 )
-from agentbus.outcome import ErrorKind, Outcome
+from agentbus.outcome import ErrorKind, Outcome, SlotUsage
 
 ENV_ACTOR = "environment"
 EPISODE_SENDER = "episode"
@@ -67,24 +67,32 @@ class EpisodeSpec:
 
 
 class Usage:
-    """LLM usage of one episode, summed over all of its actors."""
+    """LLM usage of one episode, summed over all of its actors, and per slot."""
 
-    __slots__ = ("calls", "completion_tokens", "prompt_tokens")
+    __slots__ = ("calls", "completion_tokens", "prompt_tokens", "slots")
 
     def __init__(self) -> None:
         self.calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.slots: dict[str, SlotUsage] = {}
+
+    def slot(self, name: str, model: str) -> SlotUsage:
+        found = self.slots.get(name)
+        if found is None:
+            found = self.slots[name] = SlotUsage(model=model)
+        return found
 
 
 class MeteredLLM:
-    """Wraps an actor's model so the episode can report its tokens and calls."""
+    """Wraps an actor's model so the episode can report its tokens and calls, per slot."""
 
-    __slots__ = ("_inner", "_usage")
+    __slots__ = ("_inner", "_slot", "_usage")
 
-    def __init__(self, inner: LLM, usage: Usage) -> None:
+    def __init__(self, inner: LLM, usage: Usage, slot: SlotUsage | None = None) -> None:
         self._inner = inner
         self._usage = usage
+        self._slot = slot
 
     async def complete(
         self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
@@ -94,6 +102,17 @@ class MeteredLLM:
         u.calls += 1
         u.prompt_tokens += result.prompt_tokens
         u.completion_tokens += result.completion_tokens
+        s = self._slot
+        if s is not None:
+            s.calls += 1
+            s.input_tokens += result.prompt_tokens
+            s.cached_input_tokens += result.cached_prompt_tokens
+            s.output_tokens += result.completion_tokens
+            if not result.cached:  # went upstream: billed to this run
+                s.sent_calls += 1
+                s.sent_input_tokens += result.prompt_tokens
+                s.sent_cached_input_tokens += result.cached_prompt_tokens
+                s.sent_output_tokens += result.completion_tokens
         return result
 
 
@@ -173,9 +192,13 @@ class Episode:
         env_actor = EnvironmentActor(env, max_steps, self._end)
         env_actor.bind(ActorContext(bus, ENV_ACTOR, ENV_ACTOR, None, spec.metadata))
         actors: list[Actor] = [env_actor]
+        assignment = spec.metadata.get("assignment")
         for a in spec.actors:
             actor = a.factory()
-            llm = MeteredLLM(a.llm, usage) if a.llm is not None else None
+            llm = None
+            if a.llm is not None:
+                model = str(assignment.get(a.slot, "")) if isinstance(assignment, dict) else ""
+                llm = MeteredLLM(a.llm, usage, usage.slot(a.slot, model))
             actor.bind(ActorContext(bus, a.name or a.slot, a.slot, llm, spec.metadata))
             actors.append(actor)
         for actor in actors:
@@ -230,6 +253,7 @@ class Episode:
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             llm_calls=usage.calls,
+            usage=usage.slots,
             latency_s=time.perf_counter() - started,
             reason=self._reason,
             error=self._error if self._kind not in (None, "step_limit") else None,

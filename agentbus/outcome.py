@@ -19,6 +19,42 @@ def kind_counts(error_kind: object) -> bool:
     return error_kind is None or error_kind == "step_limit"
 
 
+class SlotUsage(BaseModel):
+    """The tokens one slot's module used in one episode, and what they cost.
+
+    Two views of the same calls. The plain fields are what this agent would
+    use on its own (every call counted, also one the run's cache answered
+    because another coalition made it first): the cost of the agent, which
+    the per-coalition cost and the Pareto front are about. The ``sent_``
+    fields count only calls that went upstream: what the run was billed, which
+    budgets are about. ``input_tokens`` includes ``cached_input_tokens`` (a
+    provider's prompt-cache reads, billed at the cached rate). Costs are in
+    USD, None when the model has no price.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = ""
+    calls: int = 0
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    sent_calls: int = 0
+    sent_input_tokens: int = 0
+    sent_cached_input_tokens: int = 0
+    sent_output_tokens: int = 0
+    cost_usd: float | None = None
+    sent_usd: float | None = None
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def sent_tokens(self) -> int:
+        return self.sent_input_tokens + self.sent_output_tokens
+
+
 class Outcome(BaseModel):
     """Reward in [0, 1], success flag and the costs of one episode."""
 
@@ -35,6 +71,8 @@ class Outcome(BaseModel):
     error: str | None = None
     error_kind: ErrorKind | None = None
     details: dict[str, Any] = Field(default_factory=dict)
+    #: slot -> its module's tokens and cost (see :class:`SlotUsage`)
+    usage: dict[str, SlotUsage] = Field(default_factory=dict)
     trace: list[dict[str, Any]] | None = None
 
     @property
@@ -50,3 +88,18 @@ class Outcome(BaseModel):
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What this agent's calls cost (all slots; None if any slot is unpriced)."""
+        costs = [u.cost_usd for u in self.usage.values()]
+        return None if any(c is None for c in costs) else float(sum(c or 0.0 for c in costs))
+
+    @property
+    def sent_usd(self) -> float:
+        """What the calls that went upstream were billed (unpriced slots count 0)."""
+        return float(sum(u.sent_usd or 0.0 for u in self.usage.values()))
+
+    @property
+    def sent_tokens(self) -> int:
+        return sum(u.sent_tokens for u in self.usage.values())

@@ -28,13 +28,35 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentbus.outcome import Outcome, kind_counts
+from agentbus.llm.prices import PriceTable
+from agentbus.outcome import Outcome, SlotUsage, kind_counts
 
 if TYPE_CHECKING:
     from agentbus.episode import EpisodeSpec
 
-#: a coalition episode of the evaluation grid, or one of the best-combination run
-RecordKind = Literal["coalition", "best"]
+
+def price_usage(usage: Mapping[str, SlotUsage], prices: PriceTable) -> dict[str, SlotUsage]:
+    """Each slot's usage with its agent cost and billed cost in USD (None: no price)."""
+    out: dict[str, SlotUsage] = {}
+    for slot, u in usage.items():
+        price = prices.price(u.model) if u.model else None
+        if price is None:
+            out[slot] = u
+            continue
+        out[slot] = u.model_copy(
+            update={
+                "cost_usd": price.cost(u.input_tokens, u.cached_input_tokens, u.output_tokens),
+                "sent_usd": price.cost(
+                    u.sent_input_tokens, u.sent_cached_input_tokens, u.sent_output_tokens
+                ),
+            }
+        )
+    return out
+
+
+#: a coalition episode of the evaluation grid, one of the best-combination run, or
+#: one of an assignment run by ``--pareto``
+RecordKind = Literal["coalition", "best", "pareto"]
 
 #: spec metadata keys that become record fields (the rest stays in ``metadata``)
 _FIELDS = ("kind", "test_model", "default_model", "coalition", "slots", "repeat", "env")
@@ -66,8 +88,16 @@ class EpisodeRecord(BaseModel):
     outcome: Outcome
 
     @classmethod
-    def build(cls, spec: EpisodeSpec, outcome: Outcome) -> EpisodeRecord:
-        """The record of ``spec``'s attempt that ended with ``outcome``."""
+    def build(
+        cls, spec: EpisodeSpec, outcome: Outcome, prices: PriceTable | None = None
+    ) -> EpisodeRecord:
+        """The record of ``spec``'s attempt that ended with ``outcome``.
+
+        With ``prices``, each slot's tokens are priced (USD) once, here, so the
+        log, budgets and results all read the same figure.
+        """
+        if prices is not None and outcome.usage:
+            outcome = outcome.model_copy(update={"usage": price_usage(outcome.usage, prices)})
         meta = dict(spec.metadata)
         fields: dict[str, Any] = {k: meta.pop(k) for k in _FIELDS if k in meta}
         assignment = meta.pop("assignment", None) or {}
@@ -186,7 +216,14 @@ class RecordBook:
         }
 
 
-__all__ = ["Change", "EpisodeRecord", "RecordBook", "RecordKind", "payload_counts"]
+__all__ = [
+    "Change",
+    "EpisodeRecord",
+    "RecordBook",
+    "RecordKind",
+    "payload_counts",
+    "price_usage",
+]
 
 
 def payload_counts(data: Mapping[str, Any]) -> bool:

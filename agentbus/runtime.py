@@ -16,6 +16,7 @@ import anyio
 
 from agentbus.episode import Episode, EpisodeSpec
 from agentbus.events import EPISODE_ENDED, EPISODE_STARTED, EventHub
+from agentbus.llm.prices import PriceTable
 from agentbus.outcome import Outcome
 from agentbus.record import EpisodeRecord
 
@@ -26,10 +27,18 @@ OutcomeCallback = Callable[[EpisodeSpec, EpisodeRecord], Awaitable[None]]
 class Runtime:
     """Concurrent episode runner with a limit, events and outcome callbacks."""
 
-    def __init__(self, *, max_concurrency: int = 1000, hub: EventHub | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_concurrency: int = 1000,
+        hub: EventHub | None = None,
+        prices: PriceTable | None = None,
+    ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self.max_concurrency = max_concurrency
+        #: prices each record's per-slot tokens (None: tokens only)
+        self.prices = prices
         self.hub = hub if hub is not None else EventHub()
         self.in_flight = 0
         self.finished = 0
@@ -57,7 +66,7 @@ class Runtime:
         """Run a single episode (with events) and return its record."""
         await self._emit_started(spec)
         outcome = await Episode(spec).run()
-        record = EpisodeRecord.build(spec, outcome)
+        record = EpisodeRecord.build(spec, outcome, self.prices)
         if self.hub.wants(EPISODE_ENDED):
             await self.hub.publish(EPISODE_ENDED, record.payload())
         return record

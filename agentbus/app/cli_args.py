@@ -111,6 +111,15 @@ def parser() -> OneLineParser:
     a("--cache", choices=["auto", "on", "off"], help="shared LLM calls (default auto)")
     a("--sim-speed", type=float, help="simulator speed factor (0 = no delays)")
     a("--sim-transport", choices=["http", "inprocess"], help="how the simulator is served")
+    a("--budget-usd", type=float, help="stop before the billed cost would pass X USD")
+    a("--budget-tokens", type=int, help="stop before the tokens sent would pass N")
+    a(
+        "--pareto",
+        type=int,
+        metavar="K",
+        help="predict every per-slot model assignment's accuracy and cost, show the "
+        "Pareto front, run the K most promising for real",
+    )
     a(
         "--no-preflight",
         dest="preflight",
@@ -143,6 +152,9 @@ FLAT_KEYS = (
     "token",
     "progress",
     "trace",
+    "budget_usd",
+    "budget_tokens",
+    "pareto",
     "preset",
     "shift",
 )

@@ -108,6 +108,17 @@ class RunConfig(BaseModel):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     sim: RunSimConfig = Field(default_factory=RunSimConfig)
 
+    # -- cost (issue 17): prices, budgets, the accuracy-cost Pareto front -------
+    #: model spec -> {input, cached_input, output} USD per million tokens, or
+    #: {gpu_hour_usd, tokens_per_s} for a vllm: endpoint; over the built-in table
+    prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    #: stop before the run's billed cost would pass this many USD (not a result key)
+    budget_usd: float | None = Field(default=None, gt=0)
+    #: stop before the tokens sent upstream would pass this many
+    budget_tokens: int | None = Field(default=None, ge=1)
+    #: after the coalitions, run the K most promising per-slot model assignments
+    pareto: int | None = Field(default=None, ge=1)
+
     @field_validator("test")
     @classmethod
     def _some_test_model(cls, value: list[str]) -> list[str]:

@@ -26,7 +26,9 @@ from agentbus import registry
 from agentbus.app.adaptive import AdaptiveScheduler
 from agentbus.app.best import BestRun
 from agentbus.app.config import RESULT_KEYS, RunConfig
+from agentbus.app.costs import RunCost, cost_markdown, price_table, print_cost
 from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory, cell_id
+from agentbus.app.pareto import ParetoRun, pareto_phase
 from agentbus.app.workqueue import Block, WorkQueue
 from agentbus.environment import EnvSetup, Task, TaskSource
 from agentbus.episode import EpisodeSpec
@@ -184,6 +186,10 @@ class Prepared:
     replayed: list[EpisodeRecord]
     #: coalition cells already counted in the log when the run began (not re-run)
     counted: int
+    #: spend, budget and projected cost (issue 17)
+    cost: RunCost | None = None
+    #: --pareto K: the front and the assignments run for real
+    pareto: ParetoRun | None = None
 
 
 def check_repeats(config: RunConfig) -> None:
@@ -253,6 +259,7 @@ def prepare(config: RunConfig) -> Prepared:
     check_repeats(config)
     run_dir = config.run_dir or default_run_dir(config)
     config = config.model_copy(update={"run_dir": run_dir})
+    prices = price_table(config)  # a bad [prices] entry is refused before anything is written
     store = RunStore.open(run_dir, manifest_of(config), result_keys=RESULT_KEYS)
     hub = EventHub()
     service = AttributionService(
@@ -272,7 +279,14 @@ def prepare(config: RunConfig) -> Prepared:
     if config.adaptive:
         service.release_unplanned()  # adaptive blocks are not re-declared on resume
     counted = service.everything.book.count
-    return Prepared(config, setup, plan, run_dir, store, hub, service, best, replayed, counted)
+    prep = Prepared(config, setup, plan, run_dir, store, hub, service, best, replayed, counted)
+    prep.cost = RunCost(config, prices, len(setup.tasks))
+    prep.cost.replay(replayed)
+    if config.pareto is not None:
+        prep.pareto = ParetoRun(config.pareto)
+        for record in replayed:
+            prep.pareto.observe(record)
+    return prep
 
 
 def tasks_in_flight(config: RunConfig, plan: EvaluationPlan) -> int:
@@ -366,6 +380,13 @@ def _work(prep: Prepared, factory: SpecFactory) -> tuple[WorkQueue, AdaptiveSche
 
     def declare(ident: int, block: Block) -> None:
         service.expect(ident, block.cells, block.task)
+        if prep.cost is not None:
+            prep.cost.estimate.expect(ident, block.cells, block.task)
+
+    def give_up(cell: str) -> None:
+        service.give_up(cell)
+        if prep.cost is not None:
+            prep.cost.estimate.give_up(cell)
 
     adaptive: AdaptiveScheduler | None = None
     source: Iterator[Block] | AdaptiveScheduler
@@ -389,7 +410,7 @@ def _work(prep: Prepared, factory: SpecFactory) -> tuple[WorkQueue, AdaptiveSche
         window=tasks_in_flight(config, prep.plan),
         max_attempts=config.attempts,
         on_block=declare,
-        on_give_up=service.give_up,
+        on_give_up=give_up,
     )
     return queue, adaptive, total
 
@@ -417,6 +438,11 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
         queue, adaptive, total = _work(prep, factory)
         runtime = Runtime(max_concurrency=config.concurrency, hub=prep.hub)
         breaker = Breaker()
+        if prep.cost is not None:
+            runtime.prices = prep.cost.prices  # every record is priced as it is built
+            note = prep.cost.unpriced_note()
+            if note:
+                console.print(note)
         async with anyio.create_task_group() as tg:
             await tg.start(prep.store.consume, prep.hub)
             if config.progress != "off":
@@ -436,7 +462,7 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
                 {
                     "episodes": runtime.finished,
                     "errors": runtime.errors,
-                    "stopped": breaker.reason(),
+                    "stopped": breaker.reason() or (prep.cost.stopped if prep.cost else None),
                     "failures": prep.service.everything.book.failure_summary(),
                 },
             )
@@ -477,6 +503,10 @@ async def _run_episodes(
         prep.service.observe(record)
         active.settle(spec, record)
         prep.best.observe(record)
+        if prep.pareto is not None:
+            prep.pareto.observe(record)
+        if prep.cost is not None:
+            await prep.cost.observe(record, prep.hub, console)
 
     active = queue
     async with anyio.create_task_group() as work:
@@ -487,7 +517,7 @@ async def _run_episodes(
             work.cancel_scope.cancel()
 
         work.start_soon(watch_breaker)
-        await runtime.run(queue, on_outcome)
+        await runtime.run(_gated(prep, queue, runtime), on_outcome)
         if prep.config.best:
             assignment = prep.best.choose(prep.service, prep.plan)
             if assignment is None:
@@ -498,8 +528,28 @@ async def _run_episodes(
             else:
                 blocks = prep.best.blocks(factory, assignment, prep.setup.tasks)
                 active = WorkQueue(blocks, window=1 << 30, max_attempts=prep.config.attempts)
-                await runtime.run(active, on_outcome)
+                await runtime.run(_gated(prep, active, runtime), on_outcome)
+        if prep.pareto is not None and not (prep.cost and prep.cost.stopped):
+            chosen = await pareto_phase(
+                prep.pareto,
+                prep.service.everything.book.records("coalition"),
+                prep.plan,
+                factory,
+                prep.setup.tasks,
+                prep.hub.publish,
+                console,
+            )
+            if chosen is not None:
+                active = WorkQueue(chosen, window=4, max_attempts=prep.config.attempts)
+                await runtime.run(_gated(prep, active, runtime), on_outcome)
         work.cancel_scope.cancel()
+
+
+def _gated(prep: Prepared, queue: WorkQueue, runtime: Runtime) -> Any:
+    """The queue's episodes under the run's budget (``--budget-usd``, ``--budget-tokens``)."""
+    if prep.cost is None:
+        return queue
+    return prep.cost.gated(aiter(queue), queue.stop, lambda: int(getattr(runtime, "in_flight", 0)))
 
 
 def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
@@ -526,11 +576,24 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     best_summary = prep.best.summary()
     if best_summary is not None:
         results["best_run"] = best_summary
+    if prep.cost is not None:
+        counted = list(service.everything.book.records())
+        if prep.pareto is not None:
+            counted += list(prep.pareto.book.records())
+        results["cost"] = prep.cost.results(counted, list(prep.plan.varied))
+    if prep.pareto is not None and prep.pareto.points:
+        prep.pareto.measure()
+        results["pareto"] = prep.pareto.results()
     prep.store.write_json("results.json", results)
-    prep.store.write_text("results.md", to_markdown(results))
+    prep.store.write_text("results.md", to_markdown(results) + cost_markdown(results))
     if config.plots:
         write_plots(results, prep.run_dir / "plots")
+        if results.get("pareto"):
+            from attribution.pareto_plot import plot_front
+
+            plot_front(results["pareto"], prep.run_dir / "plots")
     console.print(render_console(results))
+    print_cost(results, console, prep.run_dir)
     if adaptive is not None and adaptive.stop_reason:
         console.print(f"adaptive run stopped: {adaptive.stop_reason}")
     return RunReport(

@@ -36,7 +36,15 @@ Source = Literal["hit", "coalesced", "sent"]
 
 FILENAME = "llm-cache.jsonl"
 
-_STORED = ("text", "model", "prompt_tokens", "completion_tokens", "finish_reason", "tool_calls")
+_STORED = (
+    "text",
+    "model",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_prompt_tokens",
+    "finish_reason",
+    "tool_calls",
+)
 
 
 def cache_key(

@@ -60,7 +60,10 @@ class Completion(BaseModel):
     model: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: prompt tokens read from the provider's prompt cache (part of ``prompt_tokens``)
+    cached_prompt_tokens: int = 0
     latency_s: float = 0.0
+    #: answered by the run's own cache or by a coalesced in-flight call (not billed again)
     cached: bool = False
     finish_reason: str = "stop"
     #: function calls, when tools were offered and the model called some

@@ -120,8 +120,11 @@ class AnthropicBackend(Backend):
         return Completion(
             text=text,
             model=response.model or self.spec.model,
-            prompt_tokens=usage.input_tokens if usage else 0,
+            # Anthropic's input_tokens leaves out cache reads and writes; the
+            # prompt is all three (OpenAI's convention, which the prices use)
+            prompt_tokens=_prompt_tokens(usage),
             completion_tokens=usage.output_tokens if usage else 0,
+            cached_prompt_tokens=int(getattr(usage, "cache_read_input_tokens", None) or 0),
             latency_s=latency,
             finish_reason=_FINISH.get(response.stop_reason or "end_turn", "stop"),
         )
@@ -135,3 +138,15 @@ def _sdk_base_url(endpoint: str | None) -> str | None:
     if endpoint is None:
         return None
     return endpoint[: -len("/v1")] if endpoint.endswith("/v1") else endpoint
+
+
+def _prompt_tokens(usage: Any) -> int:
+    """The whole prompt: fresh input plus cache reads and cache writes."""
+    if usage is None:
+        return 0
+    parts = (
+        usage.input_tokens,
+        getattr(usage, "cache_read_input_tokens", None),
+        getattr(usage, "cache_creation_input_tokens", None),
+    )
+    return sum(int(p or 0) for p in parts)

@@ -152,6 +152,7 @@ class OpenAIBackend(Backend):
             model=response.model or self.spec.model,
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
+            cached_prompt_tokens=_cached_tokens(usage),
             latency_s=latency,
             finish_reason=choice.finish_reason or "stop",
             tool_calls=_tool_calls(choice.message),
@@ -159,6 +160,12 @@ class OpenAIBackend(Backend):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _cached_tokens(usage: Any) -> int:
+    """Prompt tokens served from the provider's prompt cache (0 when not reported)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    return int(getattr(details, "cached_tokens", None) or 0)
 
 
 def _tool_calls(message: Any) -> list[ToolCall]:

@@ -1,0 +1,213 @@
+"""What the run has spent, whether it may spend more, and what the whole run will cost.
+
+* :class:`Spend` sums the *billed* cost of every attempt (calls that went
+  upstream; cache answers cost nothing), including failed attempts and the
+  records a resumed run replays from its log.
+* :class:`BudgetGate` sits between the work queue and the runtime. Before it
+  hands out an episode it checks that what is spent, plus what the episodes
+  in flight and this one will cost at the mean billed cost per episode so
+  far, stays within ``--budget-usd`` / ``--budget-tokens``. It can only be
+  wrong by what the episodes already in flight cost beyond that mean, which
+  is the promised bound. The budget is not a result key: resuming with a
+  larger one continues where the run stopped.
+* :class:`RunEstimate` projects the whole run's billed cost from complete
+  task blocks, admitted in schedule order exactly like the live attribution
+  estimate (:class:`attribution.blocks.BlockAdmission`), so the projection
+  is not biased by which episodes happened to end first. The task order is a
+  seeded random permutation, so the first blocks are a random sample of the
+  tasks; the interval is a t interval with the finite-population correction.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from agentbus.episode import EpisodeSpec
+from agentbus.record import EpisodeRecord
+from attribution.blocks import BlockAdmission
+from attribution.cost import mean_interval, usd
+
+#: complete task blocks the first estimate waits for (fewer when the run has fewer)
+ESTIMATE_AFTER = 3
+
+
+class Spend:
+    """Billed cost and tokens over every attempt of the run (replayed ones included)."""
+
+    def __init__(self) -> None:
+        self.usd = 0.0
+        self.tokens = 0
+        self.calls = 0
+        self.input_tokens = 0
+        self.cached_input_tokens = 0
+        self.output_tokens = 0
+        self.episodes = 0
+
+    def observe(self, record: EpisodeRecord) -> None:
+        self.episodes += 1
+        self.usd += record.outcome.sent_usd
+        for u in record.outcome.usage.values():
+            self.calls += u.sent_calls
+            self.tokens += u.sent_tokens
+            self.input_tokens += u.sent_input_tokens
+            self.cached_input_tokens += u.sent_cached_input_tokens
+            self.output_tokens += u.sent_output_tokens
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "billed_usd": self.usd,
+            "sent_calls": self.calls,
+            "sent_tokens": self.tokens,
+            "sent_input_tokens": self.input_tokens,
+            "sent_cached_input_tokens": self.cached_input_tokens,
+            "sent_output_tokens": self.output_tokens,
+            "attempts": self.episodes,
+        }
+
+
+class BudgetGate:
+    """Hands out episodes while the budget allows the next one; see the module docstring."""
+
+    def __init__(
+        self,
+        spend: Spend,
+        *,
+        usd: float | None,
+        tokens: int | None,
+        in_flight: Callable[[], int],
+    ) -> None:
+        self.spend = spend
+        self.usd = usd
+        self.tokens = tokens
+        self.in_flight = in_flight
+        self.stopped: str | None = None
+        #: spend and episodes in flight when the gate closed (the bound's terms)
+        self.stopped_at: dict[str, Any] | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.usd is not None or self.tokens is not None
+
+    def allows(self) -> bool:
+        """Whether one more episode fits, given the ones in flight."""
+        s = self.spend
+        ahead = self.in_flight() + 1
+        if self.usd is not None:
+            per = s.usd / s.episodes if s.episodes else 0.0
+            if s.usd >= self.usd or s.usd + per * ahead > self.usd:
+                self.stopped = (
+                    f"budget: stopped before the billed cost would pass {usd(self.usd)} "
+                    f"(billed {usd(s.usd)} over {s.episodes} episodes, about {usd(per)} each)"
+                )
+                return False
+        if self.tokens is not None:
+            per_t = s.tokens / s.episodes if s.episodes else 0.0
+            if s.tokens >= self.tokens or s.tokens + per_t * ahead > self.tokens:
+                self.stopped = (
+                    f"budget: stopped before the tokens sent would pass {self.tokens:,} "
+                    f"({s.tokens:,} sent over {s.episodes} episodes, about {per_t:,.0f} each)"
+                )
+                return False
+        return True
+
+    def _close(self, in_flight: int) -> None:
+        s = self.spend
+        self.stopped_at = {
+            "billed_usd": s.usd,
+            "sent_tokens": s.tokens,
+            "episodes": s.episodes,
+            "in_flight": in_flight,
+        }
+        self.stopped = f"{self.stopped}; {in_flight} episodes were still in flight"
+
+    async def gate(
+        self, specs: AsyncIterator[EpisodeSpec], stop: Callable[[], None]
+    ) -> AsyncIterator[EpisodeSpec]:
+        """``specs`` as long as the budget allows; then ``stop()`` the source."""
+        async for spec in specs:
+            if self.active and (self.stopped is not None or not self.allows()):
+                if self.stopped_at is None:
+                    self._close(self.in_flight())
+                stop()
+                return
+            yield spec
+
+
+class RunEstimate:
+    """The whole run's billed cost projected from its first complete task blocks."""
+
+    def __init__(self, total_blocks: int, *, confidence: float = 0.95) -> None:
+        self.total_blocks = total_blocks
+        self.confidence = confidence
+        self.admission = BlockAdmission()
+        self._block_usd: dict[str, float] = defaultdict(float)
+        self._block_tokens: dict[str, int] = defaultdict(int)
+        self._admitted: list[str] = []
+        self._task_of: dict[str, str] = {}
+        self.announced = False
+
+    def expect(self, ident: int, cells: tuple[str, ...], task: str) -> None:
+        for cell in cells:
+            self._task_of[cell] = task
+        self._admit(self.admission.expect(ident, cells, task))
+
+    def give_up(self, cell: str) -> None:
+        self._admit(self.admission.give_up(cell))
+
+    def observe(self, record: EpisodeRecord) -> None:
+        if record.kind != "coalition":
+            return
+        self._block_usd[record.task_id] += record.outcome.sent_usd
+        self._block_tokens[record.task_id] += record.outcome.sent_tokens
+        if record.counts:
+            self._admit(self.admission.record(record))
+
+    def _admit(self, records: list[EpisodeRecord]) -> None:
+        for r in records:
+            if r.task_id not in self._admitted:
+                self._admitted.append(r.task_id)
+
+    @property
+    def blocks(self) -> int:
+        return self.admission.admitted_blocks
+
+    def ready(self) -> bool:
+        return self.blocks >= min(ESTIMATE_AFTER, self.total_blocks)
+
+    def estimate(self) -> dict[str, Any] | None:
+        """Projection with its interval; None until enough blocks are complete."""
+        if not self.ready() or not self._admitted:
+            return None
+        k, n = len(self._admitted), self.total_blocks
+        fpc = (max(n - k, 0) / (n - 1)) ** 0.5 if n > 1 else 0.0
+        out: dict[str, Any] = {"blocks": k, "of": n, "confidence": self.confidence}
+        for name, source in (("usd", self._block_usd), ("tokens", self._block_tokens)):
+            row = mean_interval([float(source[t]) for t in self._admitted], self.confidence)
+            mean = row["mean"] * n
+            if row["se"] is None:
+                low = high = None
+            else:
+                half = (row["ci_high"] - row["mean"]) * n * fpc
+                low, high = max(mean - half, 0.0), mean + half
+            out[name] = mean
+            out[f"{name}_low"] = low
+            out[f"{name}_high"] = high
+        return out
+
+
+def estimate_line(est: dict[str, Any]) -> str:
+    """``cost estimate for the whole run: $X [$lo, $hi] billed, N tokens [..] (...)``."""
+    conf = round(100 * est["confidence"])
+
+    def rng(lo: Any, hi: Any, fmt: Callable[[Any], str]) -> str:
+        return "" if lo is None else f" [{fmt(lo)}, {fmt(hi)}]"
+
+    tok: Callable[[Any], str] = lambda x: f"{x:,.0f}"  # noqa: E731
+    return (
+        f"cost estimate for the whole run: {usd(est['usd'])}"
+        f"{rng(est['usd_low'], est['usd_high'], usd)} billed, "
+        f"{tok(est['tokens'])}{rng(est['tokens_low'], est['tokens_high'], tok)} tokens sent "
+        f"({conf}% interval, from the first {est['blocks']} of {est['of']} task blocks)"
+    )

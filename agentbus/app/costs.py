@@ -1,0 +1,175 @@
+"""The cost side of one run, in one object the evaluation calls at a few points.
+
+Prices are checked before anything is written (a negative price, or an
+unknown model when ``--budget-usd`` or ``--pareto`` needs prices, is one
+line); every record is priced by the runtime (:class:`agentbus.runtime.Runtime`
+``prices``); this object keeps the spend, the budget gate and the projection
+of the whole run's cost, and writes the ``cost`` section of the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
+
+from rich.console import Console
+
+from agentbus.app.budget import BudgetGate, RunEstimate, Spend, estimate_line
+from agentbus.app.config import RunConfig
+from agentbus.episode import EpisodeSpec
+from agentbus.events import EventHub
+from agentbus.llm.prices import PriceTable
+from agentbus.llm.spec import parse_spec
+from agentbus.record import EpisodeRecord
+from attribution.cost import cost_summary
+
+#: the event carrying the projection of the run's cost (once per process)
+COST_ESTIMATE = "cost.estimate"
+
+
+def price_table(config: RunConfig) -> PriceTable:
+    """The run's prices; refuses bad entries, and unknown models where cost is needed."""
+    prices = PriceTable(config.prices)
+    needs = [
+        why
+        for why, on in (("--budget-usd", config.budget_usd), ("--pareto", config.pareto))
+        if on is not None
+    ]
+    if needs:
+        prices.require(config.models(), " and ".join(needs))
+    return prices
+
+
+class RunCost:
+    """Spend, budget, projection and results of one run (see the module docstring)."""
+
+    def __init__(self, config: RunConfig, prices: PriceTable, total_blocks: int) -> None:
+        self.config = config
+        self.prices = prices
+        self.spend = Spend()
+        self.estimate = RunEstimate(total_blocks)
+        self.gate: BudgetGate | None = None
+        self._published = False
+        #: the projection as first announced (the final one is the spend itself)
+        self.announced: dict[str, Any] | None = None
+
+    def replay(self, records: Iterable[EpisodeRecord]) -> None:
+        for record in records:
+            self.spend.observe(record)
+            self.estimate.observe(record)
+
+    def unpriced_note(self) -> str | None:
+        """One line naming models without a price (their cost shows as n/a)."""
+        missing = self.prices.unknown(self.config.models())
+        if not missing:
+            return None
+        return (
+            f"cost: no price for {', '.join(missing)}; their cost shows as n/a "
+            '(add e.g. [prices."MODEL"] input = ..., output = ... to the config)'
+        )
+
+    def gated(
+        self,
+        specs: AsyncIterator[EpisodeSpec],
+        stop: Callable[[], None],
+        in_flight: Callable[[], int],
+    ) -> AsyncIterator[EpisodeSpec]:
+        """``specs`` under the run's budget (unchanged without one)."""
+        if self.gate is None:
+            self.gate = BudgetGate(
+                self.spend,
+                usd=self.config.budget_usd,
+                tokens=self.config.budget_tokens,
+                in_flight=in_flight,
+            )
+        return self.gate.gate(specs, stop)
+
+    @property
+    def stopped(self) -> str | None:
+        return self.gate.stopped if self.gate is not None else None
+
+    async def observe(self, record: EpisodeRecord, hub: EventHub, console: Console) -> None:
+        """Account one record; announce the projection once enough blocks are in."""
+        self.spend.observe(record)
+        self.estimate.observe(record)
+        await self.maybe_announce(hub, console)
+
+    async def maybe_announce(self, hub: EventHub, console: Console) -> None:
+        if self._published:
+            return
+        est = self.estimate.estimate()
+        if est is None:
+            return
+        self._published = True
+        self.announced = est
+        console.print(estimate_line(est))
+        await hub.publish(COST_ESTIMATE, est)
+
+    def measure_throughput(self, llm_stats: dict[str, Any], elapsed_s: float) -> None:
+        """GPU-priced models without a configured rate: tokens per second over the run."""
+        models = llm_stats.get("models", llm_stats) if isinstance(llm_stats, dict) else {}
+        for model, stats in models.items():
+            if not isinstance(stats, dict) or elapsed_s <= 0:
+                continue
+            try:
+                spec = parse_spec(model)
+            except Exception:
+                continue
+            tokens = stats.get("prompt_tokens", 0) + stats.get("completion_tokens", 0)
+            replicas = max(len(spec.base_urls), 1)
+            if tokens:
+                self.prices.set_throughput(model, tokens / elapsed_s / replicas)
+
+    def results(self, counted: Iterable[EpisodeRecord], slots: list[str]) -> dict[str, Any]:
+        """The ``cost`` section of results.json."""
+        out = cost_summary(
+            counted,
+            slots,
+            default_model=self.config.default,
+            billed=self.spend.summary(),
+        )
+        out["prices"] = self.prices.describe(self.config.models())
+        out["estimate"] = self.announced
+        out["budget"] = {
+            "usd": self.config.budget_usd,
+            "tokens": self.config.budget_tokens,
+            "stopped": self.stopped,
+            "stopped_at": self.gate.stopped_at if self.gate is not None else None,
+        }
+        return out
+
+
+def cost_markdown(results: dict[str, Any]) -> str:
+    """The cost (and Pareto) sections appended to results.md."""
+    from agentbus.app.pareto import markdown as pareto_markdown
+    from attribution.cost import cost_markdown as tables
+
+    parts = []
+    if results.get("cost"):
+        parts.append(tables(results["cost"], list(results.get("slots") or [])))
+        stopped = (results["cost"].get("budget") or {}).get("stopped")
+        if stopped:
+            parts.append(stopped)
+    if results.get("pareto"):
+        parts.append(pareto_markdown(results["pareto"]))
+    return "".join(f"\n{p}\n" for p in parts)
+
+
+def print_cost(results: dict[str, Any], console: Console, run_dir: Any = None) -> None:
+    """The cost tables, the Pareto front and the budget line on the console."""
+    from agentbus.app.pareto import render_pareto
+    from attribution.cost import render_cost
+
+    cost = results.get("cost")
+    if cost:
+        console.print(render_cost(cost, list(results.get("slots") or [])))
+    if results.get("pareto"):
+        console.print(render_pareto(results["pareto"]))
+    stopped = ((cost or {}).get("budget") or {}).get("stopped")
+    if stopped:
+        budget = cost["budget"] if cost else {}
+        flag = "--budget-usd" if budget.get("usd") is not None else "--budget-tokens"
+        console.print(
+            f"{stopped}; resume with a larger budget to continue: "
+            f"python -m agentbus.run --resume {run_dir} {flag} N"
+        )

@@ -1,0 +1,80 @@
+"""The accuracy-cost figure: every assignment, its front, and the ones run for real."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+
+def _err(row: Mapping[str, Any]) -> tuple[float, list[list[float]]]:
+    mean = float(row["mean"])
+    if row.get("ci_low") is None:
+        return mean, [[0.0], [0.0]]
+    return mean, [[mean - float(row["ci_low"])], [float(row["ci_high"]) - mean]]
+
+
+def plot_front(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
+    """Write ``pareto.png`` and ``pareto.svg`` under ``out_dir``; returns the paths."""
+    points = [
+        p for p in results["points"] if p["acc"]["mean"] is not None and p["cost_usd"]["mean"]
+    ]
+    if not points:
+        return []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for source, marker, color in (("measured", "o", "tab:blue"), ("predicted", "^", "tab:gray")):
+        chosen = [p for p in points if p["source"] == source]
+        if chosen:
+            ax.scatter(
+                [p["cost_usd"]["mean"] for p in chosen],
+                [p["acc"]["mean"] for p in chosen],
+                marker=marker,
+                s=18,
+                color=color,
+                alpha=0.6,
+                label=f"{source} by the coalition runs",
+            )
+    front = sorted((p for p in points if p["on_front"]), key=lambda p: p["cost_usd"]["mean"])
+    ax.plot(
+        [p["cost_usd"]["mean"] for p in front],
+        [p["acc"]["mean"] for p in front],
+        "-",
+        color="tab:orange",
+        label="Pareto front",
+    )
+    for p in front:
+        x, xerr = _err(p["cost_usd"])
+        y, yerr = _err(p["acc"])
+        ax.errorbar(x, y, xerr=xerr, yerr=yerr, color="tab:orange", alpha=0.5, capsize=2)
+    for i, p in enumerate(q for q in results["chosen"] if q.get("run")):
+        run = p["run"]
+        x, xerr = _err(run["cost_usd"])
+        y, yerr = _err(run["acc"])
+        ax.errorbar(
+            x,
+            y,
+            xerr=xerr,
+            yerr=yerr,
+            fmt="s",
+            color="tab:red",
+            capsize=3,
+            label="run for real" if i == 0 else None,
+        )
+        ax.annotate(p["label"], (x, y), fontsize=6, xytext=(4, 4), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_xlabel("cost per episode (USD, log scale)")
+    ax.set_ylabel("accuracy (success rate)")
+    ax.set_title(f"Accuracy vs cost of {results['assignments']} per-slot model assignments")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    paths = [out_dir / "pareto.png", out_dir / "pareto.svg"]
+    for path in paths:
+        fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return paths
