@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from agentbus.sim.faults import FaultConfig
+from agentbus.sim.ratelimit import ProviderLimitsConfig
 from agentbus.sim.serving import ServingConfig
 
 
@@ -24,6 +25,8 @@ class SimConfig(ServingConfig):
     #: profile name -> fields merged over the built-in (or over ``extends``)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
     faults: FaultConfig = FaultConfig()
+    #: provider-style rate limits (429/529, headers) and latency; off unless set
+    limits: ProviderLimitsConfig = ProviderLimitsConfig()
     #: ``http``: a real aiohttp server on loopback; ``inprocess``: direct calls only
     transport: Literal["http", "inprocess"] = "http"
     host: str = "127.0.0.1"

@@ -25,10 +25,12 @@ from agentbus.sim.faults import (
     FaultInjector,
     SimConnectionDropped,
     SimFault,
+    SimOverloaded,
     SimRateLimited,
     SimServerError,
 )
-from agentbus.sim.model import SimAnswer, SimModel, count_tokens
+from agentbus.sim.model import SimAnswer, SimModel, count_tokens, prompt_tokens
+from agentbus.sim.ratelimit import ProviderLimiter, RateLimited, Ticket
 from agentbus.sim.serving import ServingModel
 
 log = structlog.get_logger("agentbus.sim")
@@ -47,6 +49,10 @@ class SimRequest:
     model: str
     messages: Sequence[ChatMessage]
     params: SamplingParams
+    #: the API key that sent it (provider limits are per key)
+    key: str = ""
+    #: whose headers and errors it gets: ``openai`` or ``anthropic`` (529 overloaded)
+    style: str = "openai"
 
 
 @dataclass
@@ -97,10 +103,12 @@ class SimEngine:
         model: SimModel,
         serving: ServingModel | None = None,
         faults: FaultInjector | None = None,
+        limiter: ProviderLimiter | None = None,
     ) -> None:
         self.model = model
         self.serving = serving or ServingModel()
         self.faults = faults or FaultInjector()
+        self.limiter = limiter
         self.metrics = SimMetrics()
 
     def snapshot(self) -> dict[str, Any]:
@@ -109,15 +117,19 @@ class SimEngine:
             **self.metrics.to_json(),
             **self.serving.stats(),
             "faults_injected": {k: v for k, v in self.faults.counts.items() if k != "none"},
+            **({"provider_limits": self.limiter.stats()} if self.limiter is not None else {}),
         }
 
-    async def run(self, request: SimRequest, emit: Emit | None = None) -> SimAnswer:
+    async def run(
+        self, request: SimRequest, emit: Emit | None = None, meta: dict[str, Any] | None = None
+    ) -> SimAnswer:
         """Serve one request; raise :class:`SimFault` or :class:`UserError` on failure.
 
         With ``emit`` the text goes out in word-sized deltas, handed over in up
         to :data:`MAX_BURSTS` timed bursts after the time to first token (one
         sleep and one write per burst, never per token); the returned answer
-        always carries the whole text and usage.
+        always carries the whole text and usage. ``meta``, when given, receives
+        ``headers`` (a provider's rate-limit headers) and ``cached_tokens``.
         """
         m = self.metrics
         m.received += 1
@@ -125,7 +137,7 @@ class SimEngine:
         m.max_in_flight = max(m.max_in_flight, m.in_flight)
         status = "200"
         try:
-            answer = await self._run(request, emit)
+            answer = await self._run(request, emit, {} if meta is None else meta)
             m.prompt_tokens += answer.prompt_tokens
             m.completion_tokens += answer.completion_tokens
             m.by_model[answer.profile] += 1
@@ -150,7 +162,7 @@ class SimEngine:
             m.in_flight -= 1
             m.by_status[status] += 1
 
-    async def _run(self, request: SimRequest, emit: Emit | None) -> SimAnswer:
+    async def _run(self, request: SimRequest, emit: Emit | None, meta: dict[str, Any]) -> SimAnswer:
         self.model.profile(request.model)  # unknown model: fail before anything else
         fault = self.faults.draw()
         if fault is Fault.RATE_LIMIT:
@@ -158,6 +170,7 @@ class SimEngine:
             raise SimRateLimited("rate limit reached (simulated)", retry_after=retry)
         if fault is Fault.SERVER_ERROR:
             raise SimServerError("internal server error (simulated)")
+        ticket = self._admit(request, meta) if self.limiter is not None else None
         answer = self.model.generate(request.model, request.messages, request.params)
         mangled = self.faults.malform(answer.text)
         if mangled is not None:
@@ -171,7 +184,12 @@ class SimEngine:
         prompt_text = "".join(f"{m['role']}\x00{m['content']}\x00" for m in request.messages)
         if fault is Fault.STALL:  # slow on the way in (a gateway, a network): no GPU held
             await self.serving.sleep(self.faults.config.stall_s)
+        if ticket is not None:
+            ticket.settle(answer.completion_tokens)
+            if self.limiter is not None and self.limiter.provider_latency:
+                return await self._provider_answer(answer, emit, fault)
         async with self.serving.seat(prompt_text, answer.prompt_tokens) as seat:
+            meta.setdefault("cached_tokens", seat.cached_tokens)
             if emit is None:
                 await self.serving.sleep(seat.duration(answer.completion_tokens))
                 if fault is Fault.DROP:
@@ -192,6 +210,53 @@ class SimEngine:
             if fault is Fault.DROP:
                 raise SimConnectionDropped("connection dropped mid-stream (simulated)")
             return answer
+
+    def _admit(self, request: SimRequest, meta: dict[str, Any]) -> Ticket:
+        """Provider limits: 529 when overloaded (Messages only), else a bucket charge or 429."""
+        limiter = self.limiter
+        assert limiter is not None
+        if request.style == "anthropic" and limiter.overload(self.metrics.in_flight - 1):
+            raise SimOverloaded("Overloaded (simulated)")
+        tokens = prompt_tokens(request.messages)
+        cached = 0
+        if limiter.provider_latency:  # no batch seat: read the prefix cache here
+            text = "".join(f"{m['role']}\x00{m['content']}\x00" for m in request.messages)
+            cached = self.serving.prefix_hit(text, tokens)
+            meta["cached_tokens"] = cached
+        try:
+            ticket = limiter.admit(
+                request.key,
+                request.model,
+                input_tokens=tokens,
+                cached_tokens=cached,
+                max_tokens=request.params.max_tokens,
+                style=request.style,
+            )
+        except RateLimited as exc:
+            raise SimRateLimited(
+                str(exc), retry_after=exc.retry_after, headers=exc.headers
+            ) from None
+        meta["headers"] = ticket.headers
+        return ticket
+
+    async def _provider_answer(
+        self, answer: SimAnswer, emit: Emit | None, fault: Fault
+    ) -> SimAnswer:
+        """A hosted API's timing: a heavy-tailed wait, then the decode time; no batch seat."""
+        assert self.limiter is not None
+        ttft, decode = self.limiter.latency(answer.completion_tokens)
+        await self.serving.sleep(ttft)
+        if emit is not None and answer.text:
+            await self.serving.sleep(decode / 2)
+            if fault is Fault.DROP:
+                raise SimConnectionDropped("connection dropped mid-stream (simulated)")
+            await emit(split_pieces(answer.text))
+            await self.serving.sleep(decode / 2)
+        else:
+            await self.serving.sleep(decode)
+        if fault is Fault.DROP:
+            raise SimConnectionDropped("connection dropped (simulated)")
+        return answer
 
 
 def _with_text(answer: SimAnswer, text: str) -> SimAnswer:

@@ -74,14 +74,28 @@ class SimFault(InfraError):
     status: int | None = None
     label: str = "fault"
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        retry_after: float | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        #: response headers the HTTP answer carries (a provider's rate-limit headers)
+        self.headers = headers or {}
 
 
 class SimRateLimited(SimFault):
     status = 429
     label = "429"
+
+
+class SimOverloaded(SimFault):
+    """Anthropic's 529: the provider as a whole is overloaded (not this key's limit)."""
+
+    status = 529
+    label = "529"
 
 
 class SimServerError(SimFault):

@@ -19,6 +19,7 @@ them, so faults, serving time and metrics are identical across protocols.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -392,6 +393,7 @@ class AnthropicProtocol(Protocol):
             404: "not_found_error",
             429: "rate_limit_error",
             500: "api_error",
+            529: "overloaded_error",
         }
         return {"type": "error", "error": {"type": types.get(status, kind), "message": message}}
 
@@ -430,6 +432,38 @@ async def _json_http_errors(
             }
         }
         return web.Response(body=orjson.dumps(body), status=500, content_type="application/json")
+
+
+def _keyed(req: SimRequest, request: web.Request, proto: Protocol) -> SimRequest:
+    """The request with its API key and protocol style (provider limits are per key)."""
+    auth = request.headers.get("Authorization", "")
+    key = request.headers.get("x-api-key") or auth.removeprefix("Bearer ").strip()
+    style = "anthropic" if proto.name == "messages" else "openai"
+    return dataclasses.replace(req, key=key, style=style)
+
+
+def _with_cached_usage(data: dict[str, Any], meta: dict[str, Any], body: Any) -> dict[str, Any]:
+    """Report prefix-cache hits the way each provider does.
+
+    OpenAI: ``usage.prompt_tokens_details.cached_tokens`` (automatic caching).
+    Anthropic: ``cache_read_input_tokens`` only when the request marked a
+    ``cache_control`` breakpoint, and ``input_tokens`` then counts the rest.
+    """
+    cached = int(meta.get("cached_tokens") or 0)
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        return data
+    if "prompt_tokens" in usage:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    elif "input_tokens" in usage:
+        marked = "cache_control" in orjson.dumps(body.get("system")).decode() or any(
+            "cache_control" in orjson.dumps(m).decode() for m in body.get("messages", [])[:2]
+        )
+        cached = cached if marked else 0
+        usage["input_tokens"] = max(0, usage["input_tokens"] - cached)
+        usage["cache_read_input_tokens"] = cached
+        usage["cache_creation_input_tokens"] = 0
+    return data
 
 
 class SimServer:
@@ -477,7 +511,8 @@ class SimServer:
             self.engine.metrics.by_status["400"] += 1
             return self._json(proto.error(400, "invalid_request_error", str(exc), exc.param), 400)
 
-        req = parsed.request
+        req = parsed.request = _keyed(parsed.request, request, proto)
+        meta: dict[str, Any] = {}
         rid = _new_id("msg_" if proto.name == "messages" else "chatcmpl-")
         stream: web.StreamResponse | None = None
 
@@ -485,14 +520,14 @@ class SimServer:
             nonlocal stream
             head = b""
             if stream is None:
-                stream = await self._open_stream(request)
+                stream = await self._open_stream(request, meta.get("headers"))
                 head = proto.stream_start(rid, req.model, parsed)
             await stream.write(
                 head + b"".join(proto.stream_piece(rid, req.model, p) for p in pieces)
             )
 
         try:
-            answer = await self.engine.run(req, emit if parsed.stream else None)
+            answer = await self.engine.run(req, emit if parsed.stream else None, meta)
         except ConnectionResetError:  # the client hung up mid-stream: nothing to answer
             return stream or web.Response(status=499)
         except SimConnectionDropped:
@@ -505,6 +540,8 @@ class SimServer:
             if isinstance(exc, SimRateLimited) and exc.retry_after is not None:
                 headers["Retry-After"] = f"{exc.retry_after:g}"
                 headers["retry-after-ms"] = str(int(exc.retry_after * 1000))
+            if isinstance(exc, SimFault):
+                headers.update(exc.headers)
             if stream is not None:  # already streaming: report in-band, then end
                 await stream.write(proto.stream_error(status, str(exc)))
                 await stream.write_eof()
@@ -512,18 +549,25 @@ class SimServer:
             return self._json(proto.error(status, "api_error", str(exc)), status, headers)
 
         if not parsed.stream:
-            return self._json(proto.response(rid, req.model, answer))
+            data = _with_cached_usage(proto.response(rid, req.model, answer), meta, body)
+            return self._json(data, headers=meta.get("headers"))
         if stream is None:  # empty answer: nothing was emitted yet
-            stream = await self._open_stream(request)
+            stream = await self._open_stream(request, meta.get("headers"))
             await stream.write(proto.stream_start(rid, req.model, parsed))
         await stream.write(proto.stream_end(rid, req.model, parsed, answer))
         await stream.write_eof()
         return stream
 
     @staticmethod
-    async def _open_stream(request: web.Request) -> web.StreamResponse:
+    async def _open_stream(
+        request: web.Request, extra: dict[str, str] | None = None
+    ) -> web.StreamResponse:
         resp = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                **(extra or {}),
+            }
         )
         await resp.prepare(request)
         return resp

@@ -24,6 +24,7 @@ from agentbus.sim.config import SimConfig
 from agentbus.sim.engine import SimEngine
 from agentbus.sim.faults import FaultInjector
 from agentbus.sim.model import SimModel, load_experts
+from agentbus.sim.ratelimit import ProviderLimiter
 from agentbus.sim.server import SimServer
 from agentbus.sim.serving import ServingModel
 from agentbus.sim.transport import SimTransport
@@ -57,7 +58,8 @@ def build_engine(config: SimConfig, model: SimModel | None = None) -> SimEngine:
     if model is None:
         model = SimModel(config.profiles, load_experts(config.experts), coupled=config.coupled)
     serving = ServingModel(config)
-    return SimEngine(model, serving, FaultInjector(config.faults))
+    limiter = ProviderLimiter(config.limits, config.speed) if config.limits.active else None
+    return SimEngine(model, serving, FaultInjector(config.faults), limiter)
 
 
 def _bind(host: str, port: int) -> socket.socket:

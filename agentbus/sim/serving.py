@@ -145,6 +145,13 @@ class ServingModel:
         if seconds > 0:
             await anyio.sleep(seconds)
 
+    def prefix_hit(self, prompt_text: str, prompt_tokens: int) -> int:
+        """Prompt tokens a prefix cache would serve, without taking a batch seat."""
+        cached = min(prompt_tokens, self._cache.hit_chars(prompt_text) // CHARS_PER_TOKEN)
+        self.prefill_tokens += prompt_tokens - cached
+        self.cached_tokens += cached
+        return cached
+
     @asynccontextmanager
     async def seat(self, prompt_text: str, prompt_tokens: int) -> AsyncIterator[BatchSeat]:
         """Wait for a batch seat, then hold it while the caller decodes."""
