@@ -40,6 +40,7 @@ from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.retry import UpstreamError
 from agentbus.llm.spec import ModelSpec
+from agentbus.llm.tools import split_tool_calls
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams, ToolCall
 from agentbus.messages import (
     ActionProposed,
@@ -113,6 +114,7 @@ __all__ = [
     "on",
     "registry",
     "skill_role",
+    "split_tool_calls",
     "task_spread",
 ]
 __version__ = "0.1.0"

@@ -199,7 +199,9 @@ def _rate(game: Game, mask: int, confidence: float) -> dict[str, Any]:
     mean = float(game.means[mask])
     z = float(norm.ppf(0.5 + confidence / 2))
     half = z * float(np.sqrt(max(float(game.variances[mask]), 0.0) / n)) if n > 1 else np.nan
-    return {"mean": mean, "n": n, "ci_low": _num(mean - half), "ci_high": _num(mean + half)}
+    # rewards lie in [0, 1], so the interval does too
+    low, high = _num(max(mean - half, 0.0)), _num(min(mean + half, 1.0))
+    return {"mean": mean, "n": n, "ci_low": low, "ci_high": high}
 
 
 def shift_table(

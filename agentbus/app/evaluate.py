@@ -217,7 +217,7 @@ def make_plan(config: RunConfig, tasks: Sequence[Task]) -> EvaluationPlan:
     if config.slots:
         varied = tuple(config.slots)
     elif vary:
-        varied = tuple(s for s in agent.slots if s in vary) or tuple(vary)
+        varied = tuple(s for s in agent.slots if s in vary)
     else:
         varied = agent.slots
     if vary and config.best:

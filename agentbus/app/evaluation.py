@@ -101,6 +101,12 @@ class EvaluationPlan:
     vary: Mapping[str, tuple[Variant, Variant]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for slot in self.vary:
+            if slot not in self.agent.slots:
+                raise UserError(
+                    f"--vary names unknown slot {slot!r}; this agent has "
+                    f"{', '.join(self.agent.slots)}"
+                )
         unknown = set(self.varied) - set(self.agent.slots)
         if unknown:
             raise UserError(
@@ -114,11 +120,6 @@ class EvaluationPlan:
     def _check_vary(self) -> None:
         """Refuse --vary combinations that contradict the agent, --slots or --test."""
         for slot, pair in self.vary.items():
-            if slot not in self.agent.slots:
-                raise UserError(
-                    f"--vary names unknown slot {slot!r}; this agent has "
-                    f"{', '.join(self.agent.slots)}"
-                )
             if slot not in self.varied:
                 raise UserError(
                     f"--vary {slot}=... but --slots does not vary {slot!r}; "

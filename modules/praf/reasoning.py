@@ -62,9 +62,21 @@ class ReasoningActor(PrafModule):
         if msg.done:
             return None
         # Wait for the critique when someone will write one; otherwise go on.
-        if msg.needs_reflection and self.ctx.bus.handles(Reflection):
+        if msg.needs_reflection and self._critic_present():
             return None
         return await self.think()
+
+    def _critic_present(self) -> bool:
+        """Whether a reflection module will answer a failed step in this episode.
+
+        This module handles Reflection itself, so the bus cannot tell. An
+        evaluation's episode names every slot in its ``assignment`` metadata: the
+        reflection slot must be there and not switched off (``--vary``).
+        """
+        assignment = self.ctx.metadata.get("assignment")
+        if assignment is None:  # an episode built by hand: assume the full agent
+            return self.ctx.bus.handles(Reflection)
+        return "reflection" in assignment and not self.slot_off("reflection")
 
     @on(Reflection)
     async def reflected(self, msg: Reflection) -> Thought | None:
