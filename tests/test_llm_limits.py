@@ -142,7 +142,7 @@ def test_parse_retry_after_forms() -> None:
         (429, "rate_limit", True),
         (500, "server", True),
         (503, "server", True),
-        (529, "server", True),
+        (529, "rate_limit", True),
         (408, "server", True),
         (401, "auth", False),
         (400, "client", False),

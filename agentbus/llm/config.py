@@ -26,12 +26,15 @@ class AdaptiveConcurrency(BaseModel):
     rate limit (429) multiply by ``decrease`` (never below ``min``) and pause new
     requests for ``cooldown_s`` or the server's Retry-After, whichever is longer.
     A provider that throttles is then asked less often instead of being hammered
-    with retries.
+    with retries. ``enabled`` left unset takes the backend's default: on for
+    hosted APIs (``openai:``, ``anthropic:``), whose limit is a rate limit,
+    off for ``vllm:`` and ``sim:``, where the server's own batching is the
+    limit and a queue in front of it is what it wants.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = False
+    enabled: bool | None = None
     start: int = Field(default=8, ge=1)
     min: int = Field(default=1, ge=1)
     increase: float = Field(default=1.0, gt=0)
@@ -56,6 +59,10 @@ class EndpointLimits(BaseModel):
     replica_failures: int = Field(default=3, ge=1)
     replica_cooldown_s: float = Field(default=10.0, ge=0)
     adaptive: AdaptiveConcurrency = Field(default_factory=AdaptiveConcurrency)
+    #: pace requests from the provider's rate-limit headers (x-ratelimit-*, anthropic-ratelimit-*)
+    pace_from_headers: bool = True
+    #: fraction of the rate the headers announce that pacing aims for
+    pace_safety: float = Field(default=0.97, gt=0, le=1)
 
     @model_validator(mode="after")
     def _check(self) -> EndpointLimits:

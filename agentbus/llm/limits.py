@@ -2,10 +2,13 @@
 
 Every call to an endpoint passes through its :class:`EndpointGate` before it is
 sent: first a concurrency permit (fixed, or adaptive like Inspect AI's), then
-one request from the RPM bucket and its estimated tokens from the TPM bucket.
-The permit is taken first so that requests waiting on a rate bucket do not also
-pile up as open connections. Token estimates are settled against the real
-usage after the call, so the TPM bucket tracks what the provider counts.
+one request from the RPM bucket and its estimated tokens from the TPM bucket,
+then room in the buckets the provider's own headers describe
+(:mod:`agentbus.llm.pacing`). The permit is taken first so that requests
+waiting on a rate bucket do not also pile up as open connections. Token
+estimates are settled against the real usage after the call, so the TPM
+bucket tracks what the provider counts. The gate keeps the figures a run
+summary shows: peak and current limit, 429s, and the time requests waited.
 """
 
 from __future__ import annotations
@@ -13,13 +16,14 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
 import structlog
 
 from agentbus.llm.config import AdaptiveConcurrency, EndpointLimits
+from agentbus.llm.pacing import INPUT, OUTPUT, TOKENS, HeaderPacer, Snapshot
 from agentbus.llm.types import ChatMessage
 
 log = structlog.get_logger(__name__)
@@ -81,12 +85,24 @@ class ConcurrencyGate:
     on a 429, and admission pauses for a cooldown extended by Retry-After.
     """
 
-    def __init__(self, max_concurrency: int, adaptive: AdaptiveConcurrency | None = None) -> None:
+    def __init__(
+        self,
+        max_concurrency: int,
+        adaptive: AdaptiveConcurrency | None = None,
+        *,
+        adaptive_default: bool = False,
+    ) -> None:
         self.max_concurrency = max_concurrency
-        self.adaptive = adaptive if adaptive is not None and adaptive.enabled else None
+        on = adaptive is not None and (
+            adaptive.enabled if adaptive.enabled is not None else adaptive_default
+        )
+        self.adaptive = adaptive if on else None
         start = self.adaptive.start if self.adaptive else max_concurrency
         self.limit = float(min(start, max_concurrency))
+        self.peak_limit = self.current_limit
         self.in_flight = 0
+        #: permit holders not sending yet (waiting on a rate bucket): not the limit's doing
+        self.held_elsewhere = 0
         self.peak = 0
         self.rate_limited = 0
         self._slow_start = True
@@ -146,10 +162,13 @@ class ConcurrencyGate:
         a = self.adaptive
         if a is None or self.limit >= self.max_concurrency:
             return
-        if self.in_flight < self.current_limit and not self._waiters:
+        if self.in_flight - self.held_elsewhere < self.current_limit and not self._waiters:
             return  # the limit is not what holds requests back
+        if self.held_elsewhere and self._waiters:
+            return  # a rate bucket holds them back: more permits would only queue there
         step = a.increase if self._slow_start else a.increase / self.limit
         self.limit = min(float(self.max_concurrency), self.limit + step)
+        self.peak_limit = max(self.peak_limit, self.current_limit)
         self._wake()
 
     def on_rate_limit(self, retry_after: float | None) -> None:
@@ -171,39 +190,80 @@ class ConcurrencyGate:
 
 
 class EndpointGate:
-    """Admission to one endpoint: a concurrency permit, then RPM and TPM buckets."""
+    """Admission to one endpoint: a concurrency permit, RPM/TPM buckets, header pacing.
 
-    def __init__(self, limits: EndpointLimits) -> None:
-        self.concurrency = ConcurrencyGate(limits.max_concurrency, limits.adaptive)
+    ``pacer`` may be shared by the endpoints of several models: a provider's
+    limits belong to the key, not to one model name.
+    """
+
+    def __init__(
+        self,
+        limits: EndpointLimits,
+        *,
+        pacer: HeaderPacer | None = None,
+        adaptive_default: bool = False,
+    ) -> None:
+        self.concurrency = ConcurrencyGate(
+            limits.max_concurrency, limits.adaptive, adaptive_default=adaptive_default
+        )
         self.rpm = TokenBucket(limits.rpm) if limits.rpm else None
         self.tpm = TokenBucket(limits.tpm) if limits.tpm else None
+        self.pacer = pacer if limits.pace_from_headers else None
+        #: seconds requests spent between asking for a permit and being sent
+        self.waited_s = 0.0
 
     @asynccontextmanager
-    async def permit(self, estimated_tokens: int) -> AsyncIterator[Permit]:
+    async def permit(self, estimated_tokens: int, *, max_tokens: int = 0) -> AsyncIterator[Permit]:
+        """Admit one request whose prompt and ``max_tokens`` are ``estimated_tokens``."""
+        started = time.monotonic()
         await self.concurrency.acquire()
         try:
-            if self.rpm is not None:
-                await self.rpm.acquire(1)
-            if self.tpm is not None:
-                await self.tpm.acquire(estimated_tokens)
-            permit = Permit(self, estimated_tokens)
-            yield permit
+            sent: Snapshot = {}
+            self.concurrency.held_elsewhere += 1
+            try:
+                if self.rpm is not None:
+                    await self.rpm.acquire(1)
+                if self.tpm is not None:
+                    await self.tpm.acquire(estimated_tokens)
+                if self.pacer is not None:
+                    prompt = max(0, estimated_tokens - max_tokens)
+                    sent = await self.pacer.acquire(HeaderPacer.costs(prompt, max_tokens))
+            finally:
+                self.concurrency.held_elsewhere -= 1
+            self.waited_s += time.monotonic() - started
+            yield Permit(self, estimated_tokens, max_tokens, sent)
         finally:
             self.concurrency.release()
 
 
 class Permit:
-    """One admitted request; report its real usage and outcome through it."""
+    """One admitted request; report its real usage, headers and outcome through it."""
 
-    __slots__ = ("_estimate", "_gate")
+    __slots__ = ("_estimate", "_gate", "_max_tokens", "_sent")
 
-    def __init__(self, gate: EndpointGate, estimate: int) -> None:
+    def __init__(self, gate: EndpointGate, estimate: int, max_tokens: int, sent: Snapshot) -> None:
         self._gate = gate
         self._estimate = estimate
+        self._max_tokens = max_tokens
+        self._sent = sent
 
-    def succeeded(self, tokens: int) -> None:
+    def headers(self, headers: Mapping[str, str]) -> None:
+        """The response's headers (a 429's too): what the provider says is left."""
+        if self._gate.pacer is not None:
+            self._gate.pacer.observe(headers, self._sent)
+
+    def succeeded(
+        self, tokens: int, *, completion_tokens: int | None = None, cached_tokens: int = 0
+    ) -> None:
+        """Settle the estimates with the real usage (``tokens`` = prompt + completion)."""
         if self._gate.tpm is not None:
             self._gate.tpm.settle(tokens - self._estimate)
+        pacer = self._gate.pacer
+        if pacer is not None and completion_tokens is not None:
+            prompt = tokens - completion_tokens
+            pacer.settle(TOKENS, tokens - self._estimate)
+            pacer.settle(INPUT, (prompt - cached_tokens) - (self._estimate - self._max_tokens))
+            pacer.settle(OUTPUT, completion_tokens - self._max_tokens)
         self._gate.concurrency.on_success()
 
     def rate_limited(self, retry_after: float | None) -> None:

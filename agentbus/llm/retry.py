@@ -71,8 +71,12 @@ def connection_cause(exc: BaseException) -> str | None:
 
 
 def kind_for_status(status: int) -> ErrorKind:
-    """Map an HTTP status to an error kind (408/409/425/429 and 5xx are transient)."""
-    if status == 429:
+    """Map an HTTP status to an error kind (408/409/425/429 and 5xx are transient).
+
+    Anthropic's 529 (overloaded) is a rate limit too for our purposes: the
+    answer is to send less for a while, not to take the endpoint out.
+    """
+    if status in (429, 529):
         return "rate_limit"
     if status in (408, 409, 425) or status >= 500:
         return "server"

@@ -6,7 +6,9 @@ it, per model:
 * one backend (one SDK client, one connection pool) per endpoint, created on
   first use and kept until :meth:`LLMRouter.aclose`;
 * per endpoint an :class:`~agentbus.llm.limits.EndpointGate` (concurrency,
-  RPM, TPM, adaptive limit);
+  RPM, TPM, adaptive limit, pacing from the provider's rate-limit headers,
+  one :class:`~agentbus.llm.pacing.HeaderPacer` per provider endpoint and
+  shared by its models, since a key's limits cover all of them);
 * replicas balanced by least outstanding requests (queued at the gate or in
   flight); a replica that fails ``replica_failures`` times in a row sits out
   ``replica_cooldown_s`` while the others serve;
@@ -19,6 +21,7 @@ it, per model:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from types import TracebackType
@@ -33,6 +36,7 @@ from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.cache import CompletionCache, cache_key
 from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.limits import EndpointGate, estimate_prompt_tokens
+from agentbus.llm.pacing import REQUESTS, TOKENS, HeaderPacer, headers_sink
 from agentbus.llm.retry import UpstreamError, backoff_delay
 from agentbus.llm.spec import ModelSpec, parse_spec
 from agentbus.llm.stats import ModelStats, summary_line
@@ -45,9 +49,13 @@ log = structlog.get_logger(__name__)
 class Replica:
     """One endpoint of a model: its backend, its gate and its health."""
 
-    def __init__(self, backend: Backend, limits: EndpointLimits) -> None:
+    def __init__(
+        self, backend: Backend, limits: EndpointLimits, pacer: HeaderPacer | None = None
+    ) -> None:
         self.backend = backend
-        self.gate = EndpointGate(limits)
+        self.gate = EndpointGate(
+            limits, pacer=pacer, adaptive_default=type(backend).adaptive_default
+        )
         self.limits = limits
         self.outstanding = 0
         self.failures_in_row = 0
@@ -55,6 +63,9 @@ class Replica:
         self.calls = 0
         self.errors = 0
         self.taken_out = 0
+        self.last_rate_limit = -math.inf
+        self._calls = 0
+        self._tokens = 0
 
     @property
     def label(self) -> str:
@@ -68,6 +79,7 @@ class Replica:
         self.calls += 1
         self.errors += 1
         if err.kind == "rate_limit":
+            self.last_rate_limit = time.monotonic()
             return  # busy, not broken: the gate slows down instead
         self.failures_in_row += 1
         if replicas > 1 and self.failures_in_row >= self.limits.replica_failures:
@@ -82,15 +94,56 @@ class Replica:
 
     def to_dict(self) -> dict[str, Any]:
         c = self.gate.concurrency
-        return {
+        out: dict[str, Any] = {
             "endpoint": self.label,
             "calls": self.calls,
             "errors": self.errors,
             "outstanding": self.outstanding,
             "peak_in_flight": c.peak,
             "concurrency_limit": c.current_limit,
+            "peak_concurrency_limit": c.peak_limit,
+            "adaptive": c.adaptive is not None,
+            "rate_limited": c.rate_limited,
+            "waited_s": round(self.gate.waited_s, 3),
             "taken_out": self.taken_out,
         }
+        if self.gate.pacer is not None and self.gate.pacer.buckets:
+            out["pacing"] = self.gate.pacer.to_dict()
+        return out
+
+    def capacity(self, latency_s: float) -> int:
+        """Requests this endpoint can usefully hold in flight now.
+
+        The concurrency limit, or fewer when the provider's announced rate
+        allows less: by Little's law, rate x latency requests are in flight
+        at that rate (plus headroom for the latency's tail).
+        """
+        limit = self.gate.concurrency.current_limit
+        pacer = self.gate.pacer
+        if pacer is None or latency_s <= 0:
+            return limit
+        rates = [r for r in (pacer.rate_per_s(REQUESTS),) if r is not None]
+        token_rate = pacer.rate_per_s(TOKENS)
+        if token_rate is not None and self.tokens_per_call > 0:
+            rates.append(token_rate / self.tokens_per_call)
+        if not rates:
+            return limit
+        return max(1, min(limit, math.ceil(min(rates) * latency_s * 1.5) + 1))
+
+    @property
+    def tokens_per_call(self) -> float:
+        return self._tokens / self._calls if self._calls else 0.0
+
+    def used(self, tokens: int) -> None:
+        self._calls += 1
+        self._tokens += tokens
+
+    def rate_limited_now(self, within_s: float = 2.0) -> bool:
+        """Whether this endpoint held requests back for its rate limit lately."""
+        pacer = self.gate.pacer
+        now = time.monotonic()
+        paced = pacer is not None and now - pacer.last_wait < within_s
+        return paced or now - self.last_rate_limit < within_s
 
 
 class ModelClient:
@@ -135,14 +188,21 @@ class ModelClient:
             failure: UpstreamError | None = None
             replica.outstanding += 1
             try:
-                async with replica.gate.permit(estimate) as permit:
+                async with replica.gate.permit(estimate, max_tokens=params.max_tokens) as permit:
                     try:
-                        result = await complete_with_tools(replica.backend, messages, params)
+                        with headers_sink(permit.headers):
+                            result = await complete_with_tools(replica.backend, messages, params)
                     except UpstreamError as err:
                         if err.kind == "rate_limit":
                             permit.rate_limited(err.retry_after)
                         raise
-                    permit.succeeded(result.prompt_tokens + result.completion_tokens)
+                    used = result.prompt_tokens + result.completion_tokens
+                    permit.succeeded(
+                        used,
+                        completion_tokens=result.completion_tokens,
+                        cached_tokens=result.cached_prompt_tokens,
+                    )
+                    replica.used(used)
             except UpstreamError as err:
                 failure = err
             finally:
@@ -155,6 +215,8 @@ class ModelClient:
             replica.failed(failure, len(self.replicas))
             if failure.kind == "rate_limit":
                 stats.rate_limited += 1
+                if failure.status == 529:
+                    stats.overloaded += 1
             if not failure.retryable or attempt + 1 == attempts:
                 break
             stats.retries += 1
@@ -165,6 +227,7 @@ class ModelClient:
                 retry_after=failure.retry_after,
             )
             log.debug("llm.retry", endpoint=replica.label, error=str(failure), delay_s=delay)
+            stats.backoff_s += delay
             await anyio.sleep(delay)
         stats.errors += 1
         assert last is not None
@@ -245,7 +308,16 @@ class LLMRouter:
         self.cache = CompletionCache(self.config.cache_dir)
         self._defaults = self.config.sampling.params()
         self._clients: dict[str, RoutedLLM] = {}
+        #: one header pacer per provider endpoint (backend, URL), shared by its models
+        self._pacers: dict[tuple[str, str | None], HeaderPacer] = {}
         self._closed = False
+
+    def _pacer(self, backend: str, endpoint: str | None, limits: EndpointLimits) -> HeaderPacer:
+        key = (backend, endpoint)
+        pacer = self._pacers.get(key)
+        if pacer is None:
+            pacer = self._pacers[key] = HeaderPacer(limits.pace_safety)
+        return pacer
 
     def client(self, spec: str | ModelSpec) -> RoutedLLM:
         """The client of ``spec``, created once per run (one pool per endpoint)."""
@@ -263,7 +335,11 @@ class LLMRouter:
         limits = self.config.limits_for(parsed.key)
         # building a backend opens no connection yet, so a failure here leaks nothing
         replicas = [
-            Replica(backend_cls(parsed, endpoint, limits, self.context), limits)
+            Replica(
+                backend_cls(parsed, endpoint, limits, self.context),
+                limits,
+                self._pacer(parsed.backend, endpoint, limits),
+            )
             for endpoint in backend_cls.endpoints(parsed, self.context)
         ]
         client = RoutedLLM(
@@ -299,8 +375,49 @@ class LLMRouter:
         }
 
     def summary(self) -> str:
-        """One line for the run summary: calls requested vs sent."""
-        return summary_line(self.total())
+        """The run summary: calls requested vs sent, then rate limits where any showed."""
+        lines = [summary_line(self.total())]
+        for c in self._clients.values():
+            for r in c._client.replicas:
+                gate, conc = r.gate, r.gate.concurrency
+                paced = gate.pacer is not None and bool(gate.pacer.buckets)
+                if conc.adaptive is None and not conc.rate_limited and not paced:
+                    continue
+                limit = (
+                    f"limit peak {conc.peak_limit}, final {conc.current_limit}"
+                    if conc.adaptive is not None
+                    else f"limit {conc.current_limit} (fixed)"
+                )
+                lines.append(
+                    f"rate limits {r.label}: {limit}, {conc.rate_limited} rate-limited answers"
+                    f" (429/529), {gate.waited_s:.1f} request-seconds waited before sending,"
+                    f" {c.stats.backoff_s:.1f} s in retry backoff"
+                )
+        return "\n".join(lines)
+
+    def capacity(self) -> int | None:
+        """LLM calls the models can usefully take at once now, or None when unbounded.
+
+        The sum over endpoints of each one's current limit, lowered to what its
+        announced rate allows (see :meth:`Replica.capacity`). The runtime sizes
+        the episodes in flight from it, so a throttled provider slows the run
+        down instead of leaving thousands of episodes waiting into timeouts.
+        """
+        total = 0
+        for c in self._clients.values():
+            mean = c.stats.latency_s_total / c.stats.succeeded if c.stats.succeeded else 0.0
+            for r in c._client.replicas:
+                total += r.capacity(mean)
+        return total or None
+
+    def rate_limited(self) -> list[str]:
+        """Endpoints that held requests back for their rate limit in the last seconds."""
+        return [
+            r.label
+            for c in self._clients.values()
+            for r in c._client.replicas
+            if r.rate_limited_now()
+        ]
 
     async def aclose(self) -> None:
         if self._closed:

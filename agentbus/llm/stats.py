@@ -22,6 +22,10 @@ class ModelStats:
     errors: int = 0
     retries: int = 0
     rate_limited: int = 0
+    #: of the rate-limited answers, Anthropic-style 529 overloaded
+    overloaded: int = 0
+    #: seconds failed calls waited before their retry (backoff, Retry-After)
+    backoff_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s_total: float = 0.0

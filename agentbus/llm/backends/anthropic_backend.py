@@ -30,6 +30,7 @@ from anthropic import AsyncAnthropic
 from agentbus.llm.backends.base import Backend, BackendContext, sdk_upstream_error
 from agentbus.llm.backends.openai_backend import http_client_for, timeout_for
 from agentbus.llm.config import EndpointLimits
+from agentbus.llm.pacing import report_headers
 from agentbus.llm.retry import (
     UpstreamError,
 )
@@ -65,6 +66,7 @@ class AnthropicBackend(Backend):
     name: ClassVar[str] = "anthropic"
     api_key_env: ClassVar[str | None] = "ANTHROPIC_API_KEY"
     key_required: ClassVar[bool] = True
+    adaptive_default: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -106,7 +108,12 @@ class AnthropicBackend(Backend):
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> Completion:
         start = time.perf_counter()
         try:
-            response = await self._client.messages.create(**self.request_options(messages, params))
+            # the raw response too: its rate-limit headers pace the next requests
+            raw = await self._client.messages.with_raw_response.create(
+                **self.request_options(messages, params)
+            )
+            report_headers(raw.headers)
+            response = await raw.parse()  # the async SDK's raw response parses asynchronously
         except anthropic.AnthropicError as exc:
             err = upstream_error(exc, self.label)
             if err is None:

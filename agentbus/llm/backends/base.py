@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from agentbus.errors import UserError
 from agentbus.llm.config import EndpointLimits
+from agentbus.llm.pacing import report_headers
 from agentbus.llm.retry import (
     UpstreamError,
     connection_cause,
@@ -54,6 +55,8 @@ class Backend(ABC):
     api_key_env: ClassVar[str | None] = None
     #: whether a missing key is an error (a provider) or fine (a local server)
     key_required: ClassVar[bool] = False
+    #: adaptive concurrency when the config leaves it unset: on for rate-limited APIs
+    adaptive_default: ClassVar[bool] = False
     #: whether ``SamplingParams.tools`` go to the provider natively; if not, the
     #: router offers them in the prompt and parses the calls out of the text
     #: (agentbus/llm/tools.py)
@@ -130,6 +133,7 @@ def sdk_upstream_error(sdk: Any, exc: Exception, label: str) -> UpstreamError | 
         )
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
+        report_headers(exc.response.headers)  # a 429's headers: the freshest word on the limits
         return UpstreamError(
             f"{label}: {short(exc.message)}",
             kind=kind_for_status(status),

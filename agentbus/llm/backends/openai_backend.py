@@ -22,6 +22,7 @@ from openai import AsyncOpenAI
 
 from agentbus.llm.backends.base import Backend, BackendContext, sdk_upstream_error
 from agentbus.llm.config import EndpointLimits
+from agentbus.llm.pacing import report_headers
 from agentbus.llm.retry import (
     UpstreamError,
 )
@@ -85,6 +86,8 @@ class OpenAIBackend(Backend):
     api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
     #: without a key the SDK refuses to start, so a missing key is a clear UserError
     key_required: ClassVar[bool] = True
+    #: a hosted API: its limit is a rate limit, so adaptive concurrency by default
+    adaptive_default: ClassVar[bool] = True
     #: the token limit parameter: OpenAI's current name; vLLM also knows the classic one
     max_tokens_param: ClassVar[str] = "max_completion_tokens"
     supports_tools: ClassVar[bool] = True
@@ -130,13 +133,16 @@ class OpenAIBackend(Backend):
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> Completion:
         start = time.perf_counter()
         try:
-            response = await self._client.chat.completions.create(
+            # the raw response too: its rate-limit headers pace the next requests
+            raw = await self._client.chat.completions.with_raw_response.create(
                 model=self.spec.model,
                 messages=cast(
                     Any, [{"role": m["role"], "content": m["content"]} for m in messages]
                 ),
                 **self.request_options(params),
             )
+            report_headers(raw.headers)
+            response = raw.parse()
         except openai.OpenAIError as exc:
             err = upstream_error(exc, self.label)
             if err is None:
@@ -183,6 +189,8 @@ class VLLMBackend(OpenAIBackend):
     name: ClassVar[str] = "vllm"
     api_key_env: ClassVar[str | None] = "VLLM_API_KEY"
     key_required: ClassVar[bool] = False
+    #: vLLM batches: a queue in front of it is what it wants, not fewer requests
+    adaptive_default: ClassVar[bool] = False
     max_tokens_param: ClassVar[str] = "max_tokens"
 
     def extra_body(self, params: SamplingParams) -> dict[str, Any]:
