@@ -350,3 +350,40 @@ def test_mmau_presets_finish_and_print_their_tables(
 def test_the_run_config_knows_the_models_vary_names() -> None:
     config = RunConfig(vary={"solver": "on:@sim:strong-action"})
     assert config.models() == ["sim:weak", "sim:strong", "sim:strong-action"]
+
+
+# -- the dashboard names the variants ---------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_the_dashboard_names_each_slots_variants(tmp_path: Path) -> None:
+    from agentbus.events import EventHub
+    from agentbus.runs.server import LiveServer
+    from tests.test_dashboard_chromium import CHROMIUM, browser
+
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed")
+    store = RunStore.open(tmp_path / "run", {"env": "math", "preset": "x"}, result_keys=["env"])
+    hub = EventHub()
+    server = LiveServer(hub, store, host="127.0.0.1", port=0)
+    labels = {"reflection": {"default": "off", "test": "praf.reflection@sim:strong"}}
+    try:
+        async with anyio.create_task_group() as tg:
+            await tg.start(store.consume, hub)
+            url = await server.start()
+            await hub.publish("run.started", {"total": 4, "variants": {"sim:strong": labels}})
+            try:
+                async with browser(url, tmp_path / "profile") as page:
+                    shown = await page.wait_for(
+                        "document.getElementById('variants').textContent",
+                        lambda v: bool(v),
+                        60,
+                    )
+                    assert "reflection: off \u2192 praf.reflection@sim:strong" in shown
+                    header = await page.eval("document.getElementById('run-name').textContent")
+                    assert header.startswith("preset x")
+            finally:
+                await server.stop()
+                hub.close()
+    finally:
+        store.close()
