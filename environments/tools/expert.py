@@ -36,9 +36,9 @@ from environments.tools.tasks import ENV
 
 #: difficulty in logits per role and task kind, the same for every model
 DIFFICULTY: dict[str, dict[str, float]] = {
-    "planning": {"single": -0.6, "multi_tool": 0.2, "multi_step": 0.6},
-    "action": {"single": 0.2, "multi_tool": 0.4, "multi_step": 0.7},
-    "reasoning": {"single": 0.0, "multi_tool": 0.7, "multi_step": 0.9},
+    "planning": {"single": 0.2, "multi_tool": 1.0, "multi_step": 1.4},
+    "action": {"single": 0.8, "multi_tool": 1.0, "multi_step": 1.3},
+    "reasoning": {"single": 0.8, "multi_tool": 1.5, "multi_step": 1.7},
     "reflection": {"single": 0.2, "multi_tool": 0.4, "multi_step": 0.5},
 }
 #: a wrong earlier call in view tempts the first call to copy it

@@ -55,7 +55,7 @@ PRESET: dict[str, Any] = {
     "env": "tools",
     "default": "sim:strong",
     "test": ["sim:strong"],
-    "tasks": 16,
+    "tasks": 32,
     "slots": list(REFLECTION_SLOTS),
     "vary": {slot: "off:on" for slot in REFLECTION_SLOTS},
 }
