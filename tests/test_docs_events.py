@@ -90,7 +90,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     argv = [
         sys.executable, "-m", "agentbus.run", "--tasks", "2", "--sim-speed", "3",
         "--progress", "off", "--run-dir", str(run_dir), "--test", "sim:strong,sim:strong-action",
-        "--best", "--serve", f"127.0.0.1:{port}",
+        "--best", "--pareto", "1", "--serve", f"127.0.0.1:{port}",
     ]  # fmt: skip
     proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)  # fmt: skip
@@ -178,7 +178,7 @@ def test_episode_started_per_kind(run: dict[str, Any]) -> None:
     for e in run["events"]:
         if e["type"] != "episode.started":
             continue
-        if e.get("kind") == "best":
+        if e.get("kind") in ("best", "pareto"):
             assert "test_model" not in e and e["assignment"]
         else:
             assert "kind" not in e and {"test_model", "coalition", "slots", "repeat"} <= set(e)

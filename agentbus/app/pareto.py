@@ -157,10 +157,15 @@ def _retry(spec: EpisodeSpec, attempt: int) -> EpisodeSpec:
 
 def codes(results: dict[str, Any]) -> tuple[dict[str, str], str]:
     """model -> one-character code (0 = default), and the legend line for the tables."""
-    models = [results["default_model"], *results["test_models"]]
+    points = results.get("points") or []
+    first = points[0]["assignment"] if points else {}
+    default = results.get("default_model") or next(iter(first.values()), "")
+    seen = {m for p in points for m in p["assignment"].values()} - {default}
+    models = [default, *(results.get("test_models") or sorted(seen))]
+    slots = results.get("slots") or list(first)
     code = {m: str(i) if i < 10 else chr(ord("a") + i - 10) for i, m in enumerate(models)}
     legend = ", ".join(f"{c} = {m}" + (" (default)" if c == "0" else "") for m, c in code.items())
-    return code, f"assignment: one character per slot ({', '.join(results['slots'])}): {legend}"
+    return code, f"assignment: one character per slot ({', '.join(slots)}): {legend}"
 
 
 def short(point: dict[str, Any], code: dict[str, str]) -> str:

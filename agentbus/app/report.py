@@ -43,6 +43,7 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
         raise UserError(f"{log} holds no episode.ended events with coalition data")
     results = build_results(collector, confidence=confidence, shift=_manifest_shift(run_dir))
     results = _keep_run_metadata(run_dir / "results.json", results)
+    results["cost"] = _rebuild_cost(log, collector, results)
     try:
         (run_dir / "results.json").write_bytes(
             orjson.dumps(results, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
@@ -57,6 +58,32 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
             f"cannot write reports into {str(run_dir)!r}: {exc.strerror or exc}"
         ) from None
     return results
+
+
+def _rebuild_cost(log: Path, collector: Any, results: dict[str, Any]) -> dict[str, Any]:
+    """The cost section from the log's records (prices as they were priced in the run).
+
+    What the log cannot give (the price table, the early projection, the
+    budget) is kept from the earlier results.json.
+    """
+    from agentbus.app.budget import Spend
+    from attribution.collect import read_records
+    from attribution.cost import cost_summary
+
+    spend = Spend()
+    for record in read_records(log):
+        spend.observe(record)
+    old = results.get("cost") if isinstance(results.get("cost"), dict) else {}
+    cost = cost_summary(
+        collector.book.records(),
+        list(results.get("slots") or []),
+        default_model=results.get("default_model"),
+        billed=spend.summary(),
+    )
+    for key in ("prices", "estimate", "budget"):
+        if key in old:
+            cost[key] = old[key]
+    return cost
 
 
 def compare(
@@ -147,6 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         console = Console()
         console.print(render_console(results))
+        from agentbus.app.costs import print_cost
+
+        print_cost(results, console, args.run_dir)
         console.print(f"wrote {args.run_dir / 'results.json'} and {args.run_dir / 'results.md'}")
         if comparison is not None:
             console.print(

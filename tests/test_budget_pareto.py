@@ -1,0 +1,132 @@
+"""Budgets and the Pareto front, run the way a user runs them (CLI subprocesses).
+
+* ``--budget-usd``: the run stops before the budget would be passed; what it
+  billed beyond the budget is at most what the episodes in flight at the stop
+  cost; resuming with the same budget runs nothing, with a larger one it
+  finishes the grid, and no cell runs twice.
+* ``--pareto``: every assignment measured by the coalition runs equals the
+  coalition table exactly; the assignments run for real agree with their
+  prediction (the paired difference interval holds 0) on the simulator.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = ("--sim-speed", "0", "--sim-transport", "inprocess", "--progress", "off", "--no-preflight")
+
+pytestmark = pytest.mark.slow
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentbus.run", *FAST, "--no-trace", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
+def _ended(run_dir: Path) -> list[dict[str, Any]]:
+    lines = (run_dir / "events.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e["type"] == "episode.ended"]
+
+
+def _billed(event: dict[str, Any]) -> float:
+    return sum(u.get("sent_usd") or 0.0 for u in event["outcome"].get("usage", {}).values())
+
+
+def test_budget_stops_within_in_flight_and_resumes(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    budget = 0.25
+    grid = ("--tasks", "4", "--concurrency", "4", "--run-dir", str(run_dir))
+    proc = _run(*grid, "--budget-usd", str(budget))
+    results = json.loads((run_dir / "results.json").read_text())
+    stop = results["cost"]["budget"]["stopped_at"]
+    assert stop is not None, proc.stdout[-2000:]
+    assert "budget: stopped before the billed cost would pass $0.25" in proc.stdout
+    assert "--resume" in proc.stdout
+    ended = _ended(run_dir)
+    assert len(ended) < 4 * 16  # it stopped before the grid was done
+    # what had ended when the gate closed stayed within the budget ...
+    assert stop["billed_usd"] <= budget
+    # ... and only the episodes in flight then ended afterwards
+    assert len(ended) == stop["episodes"] + stop["in_flight"]
+    assert stop["in_flight"] <= 4
+    after = sorted(ended, key=lambda e: e["seq"])[stop["episodes"] :]
+    total = sum(_billed(e) for e in ended)
+    assert total == pytest.approx(results["cost"]["run"]["billed_usd"])
+    assert total - budget <= sum(_billed(e) for e in after) + 1e-12
+
+    # the same budget again: nothing more runs
+    proc = _run("--resume", str(run_dir), *FAST, "--budget-usd", str(budget))
+    assert len(_ended(run_dir)) == len(ended)
+    assert "episodes: 0 run" in proc.stdout
+    # a larger budget finishes the grid; every cell ran exactly once
+    proc = _run("--resume", str(run_dir), *FAST, "--budget-usd", "1000")
+    ended = _ended(run_dir)
+    cells = Counter(e["episode_id"] for e in ended if e["counts"])
+    assert len(cells) == 4 * 16 and set(cells.values()) == {1}
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["cost"]["budget"]["stopped"] is None
+    assert results["models"]["sim:strong"]["shapley"] is not None
+
+
+def test_pareto_predicted_vs_measured(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    proc = _run(
+        "--tasks", "8", "--test", "sim:strong,sim:strong-action", "--pareto", "2",
+        "--run-dir", str(run_dir),
+    )  # fmt: skip
+    out = proc.stdout
+    assert "Accuracy-cost Pareto front" in out and "Predicted vs measured" in out
+    assert "cheapest assignment whose accuracy interval overlaps the best one's" in out
+    results = json.loads((run_dir / "results.json").read_text())
+    pareto = results["pareto"]
+    assert pareto["assignments"] == 3**4 == len(pareto["points"])
+    assert (run_dir / "plots" / "pareto.png").is_file()
+    # an assignment with one test model is a coalition: its figure is the coalition's
+    by_label = {p["label"]: p for p in pareto["points"]}
+    strong = results["models"]["sim:strong"]
+    everything = (
+        "planning=sim:strong, reasoning=sim:strong, action=sim:strong, reflection=sim:strong"
+    )
+    assert by_label[everything]["acc"]["mean"] == pytest.approx(strong["acc_test"])
+    cost_rows = results["cost"]["models"]["sim:strong"]["coalitions"]
+    assert by_label["planning=sim:strong"]["cost_usd"]["mean"] == pytest.approx(
+        cost_rows["planning"]["mean"]
+    )
+    # the front is non-dominated by its point estimates
+    front = [p for p in pareto["points"] if p["on_front"]]
+    for p in front:
+        for q in pareto["points"]:
+            better = (
+                q["acc"]["mean"] >= p["acc"]["mean"]
+                and q["cost_usd"]["mean"] <= p["cost_usd"]["mean"]
+            )
+            strictly = (
+                q["acc"]["mean"] > p["acc"]["mean"] or q["cost_usd"]["mean"] < p["cost_usd"]["mean"]
+            )
+            assert not (better and strictly), (p["label"], q["label"])
+    # the chosen assignments were run on every task and agree with their prediction
+    assert len(pareto["chosen"]) == 2
+    for p in pareto["chosen"]:
+        run = p["run"]
+        assert run["tasks"] == 8
+        assert run["acc_vs_predicted"]["agrees"], p
+        assert run["cost_vs_predicted"]["agrees"], p
+        assert run["acc_vs_predicted"]["within"], p
+    kinds = Counter(e.get("kind", "coalition") for e in _ended(run_dir))
+    assert kinds["pareto"] == 2 * 8
+    assert pareto["cheapest_overlapping"] in by_label
