@@ -182,7 +182,9 @@ def build_results(
         "models": models,
         "best": None,
     }
-    best = best_combination(results)
+    # a model per slot is only a choice when the slots vary by model; with --vary a
+    # side may be another module, a fixed model or off, so there is nothing to pick
+    best = None if variants else best_combination(results)
     results["best"] = {"slots": best} if best else None
     if failure_summary is not None:
         results["failures"] = failure_summary

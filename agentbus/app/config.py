@@ -108,6 +108,11 @@ class RunConfig(BaseModel):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     sim: RunSimConfig = Field(default_factory=RunSimConfig)
 
+    # -- rate limits (issue 19): admission tied to the endpoints' capacity -------
+    #: episodes in flight follow what rate-limited endpoints can serve now
+    #: (adaptive limits, announced rates); off: up to ``concurrency`` at once
+    follow_capacity: bool = True
+
     # -- cost (issue 17): prices, budgets, the accuracy-cost Pareto front -------
     #: model spec -> {input, cached_input, output} USD per million tokens, or
     #: {gpu_hour_usd, tokens_per_s} for a vllm: endpoint; over the built-in table

@@ -437,6 +437,10 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
         )
         queue, adaptive, total = _work(prep, factory)
         runtime = Runtime(max_concurrency=config.concurrency, hub=prep.hub)
+        if config.follow_capacity and type(runtime) is Runtime:
+            for model in config.models():  # clients now, so their capacity counts from the start
+                router.client(model)
+            runtime.capacity = router.capacity
         breaker = Breaker()
         if prep.cost is not None:
             runtime.prices = prep.cost.prices  # every record is priced as it is built
@@ -447,7 +451,10 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
             await tg.start(prep.store.consume, prep.hub)
             if config.progress != "off":
                 plain = None if config.progress == "auto" else config.progress == "plain"
-                await tg.start(Progress(prep.hub, total, plain=plain, done=prep.counted).run)
+                progress = Progress(
+                    prep.hub, total, plain=plain, done=prep.counted, status=router.rate_limit_note
+                )
+                await tg.start(progress.run)
             server = await _start_server(config, prep.hub, prep.store, prep.service, total, console)
             if server is not None:
                 servers.append(server)
