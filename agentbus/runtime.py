@@ -10,6 +10,7 @@ run of a million specs never materialises them all at once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 
 import anyio
@@ -43,6 +44,11 @@ class Runtime:
         self.in_flight = 0
         self.finished = 0
         self.errors = 0
+        #: LLM calls the endpoints can take at once now (None: no bound); see run()
+        self.capacity: Callable[[], int | None] | None = None
+        #: episodes admitted per call the endpoints can take (the rest think or wait briefly)
+        self.episodes_per_call = 2.0
+        self.min_episodes = 4
 
     async def run(
         self,
@@ -53,10 +59,41 @@ class Runtime:
         limiter = anyio.CapacityLimiter(self.max_concurrency)
         count = 0
         async with anyio.create_task_group() as tg:
-            async for spec, token in _aiter(specs, limiter):
-                count += 1
-                tg.start_soon(self._run_one, spec, limiter, token, on_outcome)
+            following = anyio.CancelScope()
+            if self.capacity is not None:
+                self._apply_capacity(limiter)
+                tg.start_soon(self._follow_capacity, limiter, following)
+            try:
+                async for spec, token in _aiter(specs, limiter):
+                    count += 1
+                    tg.start_soon(self._run_one, spec, limiter, token, on_outcome)
+            finally:
+                following.cancel()
         return count
+
+    async def _follow_capacity(
+        self, limiter: anyio.CapacityLimiter, scope: anyio.CancelScope
+    ) -> None:
+        """Keep the episodes in flight in step with what the LLM endpoints can serve.
+
+        Against a rate-limited provider, admitting ``max_concurrency`` episodes
+        at once only queues them in front of the limit until their timeouts
+        run out. Admitting about ``episodes_per_call`` episodes per call the
+        endpoints can take now (their adaptive limits, their announced rates)
+        keeps every endpoint busy while a tight limit slows the run instead.
+        Lowering the limit never stops a running episode; it only holds back
+        new ones.
+        """
+        with scope:
+            while True:
+                await anyio.sleep(0.25)
+                self._apply_capacity(limiter)
+
+    def _apply_capacity(self, limiter: anyio.CapacityLimiter) -> None:
+        calls = self.capacity() if self.capacity is not None else None
+        if calls is not None:
+            wanted = math.ceil(calls * self.episodes_per_call)
+            limiter.total_tokens = max(self.min_episodes, min(self.max_concurrency, wanted))
 
     async def run_one(self, spec: EpisodeSpec) -> Outcome:
         """Run a single episode (with events) and return its outcome."""
@@ -65,11 +102,15 @@ class Runtime:
     async def run_record(self, spec: EpisodeSpec) -> EpisodeRecord:
         """Run a single episode (with events) and return its record."""
         await self._emit_started(spec)
-        outcome = await Episode(spec).run()
+        outcome = await self.episode_outcome(spec)
         record = EpisodeRecord.build(spec, outcome, self.prices)
         if self.hub.wants(EPISODE_ENDED):
             await self.hub.publish(EPISODE_ENDED, record.payload())
         return record
+
+    async def episode_outcome(self, spec: EpisodeSpec) -> Outcome:
+        """Where the episode runs: here; a distributed runtime sends it to a worker."""
+        return await Episode(spec).run()
 
     async def _run_one(
         self,

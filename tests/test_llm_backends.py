@@ -251,6 +251,8 @@ def test_anthropic_sampling_only_goes_to_compatible_servers(keys: None) -> None:
     )
     o = official.request_options(MSGS, params)
     c = compat.request_options(MSGS, params)
-    assert o["system"] == SYSTEM and o["stop_sequences"] == ["END"] and "extra_body" not in o
+    # the system prompt is the shared prefix: one text block marked for prompt caching
+    assert o["system"] == [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
+    assert o["stop_sequences"] == ["END"] and "extra_body" not in o
     assert c["extra_body"] == {"temperature": 0.0, "top_p": 0.9}
     assert o["messages"] == c["messages"] == [{"role": "user", "content": MSGS[1]["content"]}]

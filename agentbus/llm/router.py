@@ -9,9 +9,11 @@ it, per model:
   RPM, TPM, adaptive limit, pacing from the provider's rate-limit headers,
   one :class:`~agentbus.llm.pacing.HeaderPacer` per provider endpoint and
   shared by its models, since a key's limits cover all of them);
-* replicas balanced by least outstanding requests (queued at the gate or in
-  flight); a replica that fails ``replica_failures`` times in a row sits out
-  ``replica_cooldown_s`` while the others serve;
+* replicas balanced by load with prefix affinity (:mod:`agentbus.llm.replicas`:
+  outstanding requests, and for ``vllm:`` replicas the servers' own running
+  and waiting counts and KV-cache usage from /metrics, /health to drain a
+  replica that fails it); a replica that fails ``replica_failures`` times in
+  a row sits out ``replica_cooldown_s`` while the others serve;
 * retries of transient failures with full-jitter backoff honouring
   Retry-After, each attempt on the best replica at that moment, then one
   :class:`~agentbus.errors.InfraError` naming the endpoint;
@@ -28,6 +30,7 @@ from types import TracebackType
 from typing import Any
 
 import anyio
+import anyio.abc
 import structlog
 
 from agentbus import registry
@@ -37,6 +40,14 @@ from agentbus.llm.cache import CompletionCache, cache_key
 from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.limits import EndpointGate, estimate_prompt_tokens
 from agentbus.llm.pacing import REQUESTS, TOKENS, HeaderPacer, headers_sink
+from agentbus.llm.replicas import (
+    Affinity,
+    HealthMonitor,
+    ReplicaState,
+    choose,
+    prefix_key,
+    root_url,
+)
 from agentbus.llm.retry import UpstreamError, backoff_delay
 from agentbus.llm.spec import ModelSpec, parse_spec
 from agentbus.llm.stats import ModelStats, summary_line
@@ -63,6 +74,8 @@ class Replica:
         self.calls = 0
         self.errors = 0
         self.taken_out = 0
+        #: health and server load (read by a HealthMonitor for vllm: replicas)
+        self.state = ReplicaState()
         self.last_rate_limit = -math.inf
         self._calls = 0
         self._tokens = 0
@@ -107,6 +120,15 @@ class Replica:
             "waited_s": round(self.gate.waited_s, 3),
             "taken_out": self.taken_out,
         }
+        if self.state.url is not None:
+            server = self.state.server
+            out["health"] = {
+                "healthy": self.state.healthy,
+                "drained": self.state.drained,
+                "running": None if server is None else server.running,
+                "waiting": None if server is None else server.waiting,
+                "kv_cache_usage": None if server is None else server.kv_usage,
+            }
         if self.gate.pacer is not None and self.gate.pacer.buckets:
             out["pacing"] = self.gate.pacer.to_dict()
         return out
@@ -158,24 +180,16 @@ class ModelClient:
         self.replicas = replicas
         self.limits = limits
         self.stats = stats
+        self.affinity = Affinity(limits.affinity_abs, limits.affinity_rel)
         self._next = 0
 
-    def pick(self) -> Replica:
-        """The healthy replica with the fewest outstanding requests (ties rotate)."""
-        now = time.monotonic()
-        n = len(self.replicas)
+    def pick(self, prefix: str | None = None) -> Replica:
+        """The replica for a request (load, health, prefix affinity; ties rotate)."""
+        if len(self.replicas) == 1:
+            return self.replicas[0]
         start = self._next
-        self._next = (self._next + 1) % n
-        best: Replica | None = None
-        for i in range(n):
-            r = self.replicas[(start + i) % n]
-            if r.down_until > now:
-                continue
-            if best is None or r.outstanding < best.outstanding:
-                best = r
-        if best is None:  # all cooling down: the one back soonest
-            best = min(self.replicas, key=lambda r: r.down_until)
-        return best
+        self._next = (self._next + 1) % len(self.replicas)
+        return self.replicas[choose(self.replicas, prefix, self.affinity, start)]
 
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> Completion:
         stats = self.stats
@@ -183,8 +197,9 @@ class ModelClient:
         estimate = estimate_prompt_tokens(messages) + params.max_tokens
         attempts = self.limits.max_retries + 1
         last: UpstreamError | None = None
+        prefix = prefix_key(messages) if len(self.replicas) > 1 else None
         for attempt in range(attempts):
-            replica = self.pick()
+            replica = self.pick(prefix)
             failure: UpstreamError | None = None
             replica.outstanding += 1
             try:
@@ -311,6 +326,8 @@ class LLMRouter:
         #: one header pacer per provider endpoint (backend, URL), shared by its models
         self._pacers: dict[tuple[str, str | None], HeaderPacer] = {}
         self._closed = False
+        #: runs the replicas' health monitors while the router is entered
+        self._monitors: anyio.abc.TaskGroup | None = None
 
     def _pacer(self, backend: str, endpoint: str | None, limits: EndpointLimits) -> HeaderPacer:
         key = (backend, endpoint)
@@ -349,8 +366,20 @@ class LLMRouter:
             self._defaults,
         )
         self._clients[parsed.key] = client
+        self._monitor(parsed, replicas, limits)
         log.debug("llm.client_created", model=parsed.key, replicas=len(replicas))
         return client
+
+    def _monitor(self, spec: ModelSpec, replicas: list[Replica], limits: EndpointLimits) -> None:
+        """Watch /health and /metrics of a vllm: model with several replicas."""
+        if spec.backend != "vllm" or len(replicas) < 2 or limits.health_interval_s <= 0:
+            return
+        for r in replicas:
+            if r.backend.endpoint:
+                r.state.url = root_url(r.backend.endpoint)
+        if self._monitors is not None:
+            monitor = HealthMonitor(replicas, interval_s=limits.health_interval_s)
+            self._monitors.start_soon(monitor.run)
 
     def models(self) -> list[str]:
         return list(self._clients)
@@ -396,19 +425,30 @@ class LLMRouter:
         return "\n".join(lines)
 
     def capacity(self) -> int | None:
-        """LLM calls the models can usefully take at once now, or None when unbounded.
+        """LLM calls the models can usefully take at once now (None: nothing rate-limited).
+
+        None when no endpoint is adaptive or paced by headers: a local server
+        (``vllm:``, ``sim:``) batches whatever it is sent, and its queue is the
+        place for the waiting work.
 
         The sum over endpoints of each one's current limit, lowered to what its
         announced rate allows (see :meth:`Replica.capacity`). The runtime sizes
         the episodes in flight from it, so a throttled provider slows the run
         down instead of leaving thousands of episodes waiting into timeouts.
         """
-        total = 0
+        total, bounded = 0, False
         for c in self._clients.values():
             mean = c.stats.latency_s_total / c.stats.succeeded if c.stats.succeeded else 0.0
             for r in c._client.replicas:
                 total += r.capacity(mean)
-        return total or None
+                pacer = r.gate.pacer
+                bounded |= r.gate.concurrency.adaptive is not None or bool(pacer and pacer.buckets)
+        return total if bounded else None
+
+    def rate_limit_note(self) -> str | None:
+        """``rate-limited: ENDPOINT, ...`` while some endpoint holds requests back, else None."""
+        names = self.rate_limited()
+        return f"rate-limited: {', '.join(names)}" if names else None
 
     def rate_limited(self) -> list[str]:
         """Endpoints that held requests back for their rate limit in the last seconds."""
@@ -432,6 +472,8 @@ class LLMRouter:
             self.cache.close()
 
     async def __aenter__(self) -> LLMRouter:
+        self._monitors = anyio.create_task_group()
+        await self._monitors.__aenter__()
         return self
 
     async def __aexit__(
@@ -440,4 +482,10 @@ class LLMRouter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.aclose()
+        monitors, self._monitors = self._monitors, None
+        try:
+            if monitors is not None:
+                monitors.cancel_scope.cancel()
+                await monitors.__aexit__(None, None, None)
+        finally:
+            await self.aclose()

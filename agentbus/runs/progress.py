@@ -17,7 +17,7 @@ import math
 import sys
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 import anyio
@@ -402,8 +402,11 @@ class Progress:
         done: int = 0,
         interval_s: float | None = None,
         file: IO[str] | None = None,
+        status: Callable[[], str | None] | None = None,
     ) -> None:
         self.hub = hub
+        #: a live note for the line (``rate-limited: openai:... ``), read at each refresh
+        self.status = status
         self.file = file if file is not None else sys.stdout
         self.plain = (not self.file.isatty()) if plain is None else plain
         self.interval_s = interval_s if interval_s is not None else (5.0 if self.plain else 0.5)
@@ -447,6 +450,9 @@ class Progress:
                 if finished.is_set():
                     break
                 text = self.state.line()
+                note = self.status() if self.status is not None else None
+                if note:
+                    text += f" | {note}"
                 if text != last:
                     print(text, file=self.file, flush=True)
                     last = text
@@ -482,6 +488,9 @@ class Progress:
         )
         if s["dropped"]:
             head.append(f"  (display skipped {s['dropped']} events)", style="yellow")
+        note = self.status() if self.status is not None else None
+        if note:
+            head.append(f"  {note}", style="yellow")
         parts: list[Any] = [head]
         if total:
             parts.append(ProgressBar(total=total, completed=min(s["done"], total), width=60))

@@ -182,6 +182,8 @@ class Ticket:
     buckets: dict[str, Bucket]
     max_tokens: int
     headers: dict[str, str] = field(default_factory=dict)
+    #: the limiter's running totals of what was charged, net of refunds
+    charged: dict[str, float] = field(default_factory=dict)
 
     def settle(self, completion_tokens: int) -> None:
         unused = max(0, self.max_tokens - completion_tokens)
@@ -191,6 +193,8 @@ class Ticket:
             if bucket is not None:
                 bucket.refill(now)
                 bucket.level = min(bucket.limit, bucket.level + unused)
+                if name in self.charged:
+                    self.charged[name] -= unused
 
 
 class RateLimited(Exception):
@@ -284,7 +288,7 @@ class ProviderLimiter:
             bucket.level -= costs[name]
             self.charged[name] += costs[name]
         self.admitted += 1
-        return Ticket(buckets, max_tokens, self.headers(buckets, style))
+        return Ticket(buckets, max_tokens, self.headers(buckets, style), self.charged)
 
     def headers(self, buckets: dict[str, Bucket], style: str) -> dict[str, str]:
         """The provider's rate-limit headers for the state of ``buckets`` now.
@@ -316,6 +320,23 @@ class ProviderLimiter:
         ttft = median * math.exp(self._rng.gauss(0.0, c.latency_sigma)) if median else 0.0
         ttft = min(ttft, median * c.latency_max_factor)
         return ttft / self.scale, completion_tokens * c.tpot_s / self.scale
+
+    def describe(self) -> str:
+        """One line: the limits per minute, the time scale and the overload rule."""
+        c = self.config
+        parts = [
+            f"{limit:,.0f} {name}/min"
+            for name, limit in (("RPM", c.rpm), ("TPM", c.tpm), ("ITPM", c.itpm), ("OTPM", c.otpm))
+            if limit is not None
+        ]
+        parts.append(f"per {c.per}")
+        if self.scale != 1.0:
+            parts.append(f"a minute lasts {self.window_s:g} s (time scale {self.scale:g})")
+        if c.latency_median_s is not None:
+            parts.append(f"latency median {c.latency_median_s:g} s, sigma {c.latency_sigma:g}")
+        if c.overload_above is not None:
+            parts.append(f"529 above {c.overload_above} in flight")
+        return ", ".join(parts)
 
     def stats(self) -> dict[str, object]:
         return {

@@ -34,6 +34,7 @@ from agentbus.errors import UserError
 from agentbus.runnable import is_runnable, require_runnable
 from agentbus.sim.config import SimConfig
 from agentbus.sim.model import SimModel, load_experts
+from agentbus.sim.ratelimit import PRESETS
 from agentbus.sim.service import sim_service
 
 #: agentbus.run's defaults, so both commands make the same tasks from the same flags
@@ -87,6 +88,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rate-429", type=float, default=None, help="fraction answered with 429")
     p.add_argument("--rate-500", type=float, default=None, help="fraction answered with 500")
     p.add_argument("--rate-drop", type=float, default=None, help="fraction of dropped connections")
+    p.add_argument(
+        "--limits",
+        default=None,
+        choices=sorted(PRESETS),
+        help="provider-style rate limits and latency of a published tier (429/529, headers)",
+    )
     return p
 
 
@@ -122,6 +129,8 @@ def build_config(args: argparse.Namespace) -> SimConfig:
         if getattr(args, flag) is not None:
             faults[flag] = getattr(args, flag)
     data["faults"] = faults
+    if args.limits is not None:
+        data["limits"] = {**data.get("limits", {}), "preset": args.limits}
     data["transport"] = "http"
     try:
         return SimConfig.model_validate(data)
@@ -228,6 +237,8 @@ async def _serve(config: SimConfig, model: SimModel) -> None:
             "(give it the --tasks and --seed this server was started with)",
             flush=True,
         )
+        if sim.engine.limiter is not None:
+            print(f"provider limits: {sim.engine.limiter.describe()}", flush=True)
         await anyio.sleep_forever()
 
 

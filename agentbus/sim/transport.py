@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
+from agentbus.llm.pacing import report_headers
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 from agentbus.sim.engine import SimEngine, SimRequest
+from agentbus.sim.faults import SimFault
 from agentbus.sim.model import strip_backend
 
 
@@ -33,7 +36,13 @@ class SimTransport:
         """One chat completion, with usage and latency; raises like the server fails."""
         params = params or SamplingParams()
         started = time.perf_counter()
-        answer = await self.engine.run(SimRequest(model, list(messages), params))
+        meta: dict[str, Any] = {}
+        try:
+            answer = await self.engine.run(SimRequest(model, list(messages), params), None, meta)
+        except SimFault as exc:  # a 429's headers tell the client what is left, as over HTTP
+            report_headers(exc.headers)
+            raise
+        report_headers(meta.get("headers"))  # provider limits: paced as over HTTP
         return Completion(
             text=answer.text,
             model=strip_backend(model),
@@ -42,4 +51,5 @@ class SimTransport:
             latency_s=time.perf_counter() - started,
             finish_reason=answer.finish_reason,
             tool_calls=list(answer.tool_calls),
+            cached_prompt_tokens=int(meta.get("cached_tokens") or 0),
         )

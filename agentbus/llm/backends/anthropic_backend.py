@@ -55,6 +55,34 @@ def to_messages_api(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str
     return "\n\n".join(system), turns
 
 
+#: Anthropic's prompt-cache breakpoint (the prefix up to it is cached for minutes)
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+
+
+def cache_marked_turns(turns: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """The turns with a cache breakpoint after the first section of the first user turn.
+
+    Prompts put what every call of a task shares first: the system prompt
+    (role, instructions, the environment's guide; marked by the caller) and
+    then the task, as the first ``## `` section of the user message (see
+    docs/prompt-contract.md). Anthropic caches a prefix only up to a marked
+    block, so that first section becomes a block of its own with
+    ``cache_control``; OpenAI caches the longest shared prefix by itself. The
+    split keeps the text: the blocks read the same joined with a newline.
+    """
+    if not turns or turns[0]["role"] != "user":
+        return list(turns)
+    text = turns[0]["content"]
+    cut = text.find("\n\n## ") if text.startswith("## ") else -1
+    if cut < 0:
+        return list(turns)
+    blocks = [
+        {"type": "text", "text": text[: cut + 1], "cache_control": EPHEMERAL},
+        {"type": "text", "text": text[cut + 2 :]},
+    ]
+    return [{"role": "user", "content": blocks}, *turns[1:]]
+
+
 def upstream_error(exc: Exception, label: str) -> UpstreamError | None:
     """Classify an ``anthropic`` SDK exception (``None`` when it is not one we know)."""
     return sdk_upstream_error(anthropic, exc, label)
@@ -88,11 +116,11 @@ class AnthropicBackend(Backend):
         system, turns = to_messages_api(messages)
         kwargs: dict[str, Any] = {
             "model": self.spec.model,
-            "messages": turns,
+            "messages": cache_marked_turns(turns),
             "max_tokens": params.max_tokens,
         }
         if system:
-            kwargs["system"] = system
+            kwargs["system"] = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
         if params.stop:
             kwargs["stop_sequences"] = list(params.stop)
         body: dict[str, Any] = {}
