@@ -345,6 +345,15 @@ def test_mmau_presets_finish_and_print_their_tables(
         m: s["variants"] for m, s in results["models"].items()
     }
     assert results["preset"] == preset
+    if preset == "mmau-planner-shift":  # a finished --vary run resumes with nothing left to run
+        again = subprocess.run(
+            [sys.executable, "-m", "agentbus.run", "--resume", str(run_dir), "--no-preflight"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert again.returncode == 0, again.stderr[-2000:]
+        assert "episodes: 0 run, 24 resumed from the log" in again.stdout
 
 
 def test_the_run_config_knows_the_models_vary_names() -> None:
