@@ -98,6 +98,9 @@ def test_contradictory_combinations_are_refused() -> None:
     )
     assert "would run the same game" in fixed
     assert "--best picks a model per slot" in _plan_error(["--vary", "reflection=off:on", "--best"])
+    assert "--pareto ranks per-slot model assignments" in _plan_error(
+        ["--vary", "reflection=off:on", "--pareto", "2"]
+    )
     assert "--shift planning: not a varied slot" in _plan_error(
         ["--vary", "reflection=off:on", "--shift", "planning"]
     )

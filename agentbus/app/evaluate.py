@@ -224,6 +224,11 @@ def make_plan(config: RunConfig, tasks: Sequence[Task]) -> EvaluationPlan:
         raise UserError(
             "--best picks a model per slot, but --vary varies implementations; drop one of them"
         )
+    if vary and config.pareto is not None:
+        raise UserError(
+            "--pareto ranks per-slot model assignments, but --vary varies implementations; "
+            "drop one of them"
+        )
     if config.shift is not None and config.shift not in varied:
         raise UserError(f"--shift {config.shift}: not a varied slot; varied: {', '.join(varied)}")
     return EvaluationPlan(
