@@ -13,7 +13,20 @@ bearer token is required (generated and printed when not given), as an
 ``Authorization: Bearer`` header, a ``?token=`` parameter (``EventSource`` and
 ``WebSocket`` cannot send headers) or the cookie the dashboard page sets.
 Files are served only from the static directory (a fixed list) and from the
-run directory, through a path check that refuses anything outside it.
+run directory, through a path check that refuses anything outside it. The
+token is compared in constant time (``hmac.compare_digest``).
+
+Defences against the browser and the network (docs/security.md):
+
+* no CORS header is ever sent, so another site's page cannot read an answer,
+  and a request whose ``Origin`` names another site is refused outright
+  (a WebSocket ignores CORS; this stops cross-site WebSocket hijacking);
+* request bodies are capped (:data:`MAX_BODY`; the server takes none) and
+  aiohttp caps request lines and headers (8 KiB each);
+* at most :data:`MAX_STREAMS` SSE/WebSocket subscribers at once (503 beyond);
+* a subscriber that stops reading cannot hold anything up: its stream is a
+  cursor into the log, not a queue the run fills, and a write that cannot be
+  handed to the socket within :data:`WRITE_TIMEOUT_S` drops the subscriber.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import anyio
 import orjson
 import structlog
 from aiohttp import WSMsgType, web
+from yarl import URL
 
 from agentbus.coalitions import coalition_members
 from agentbus.errors import UserError
@@ -46,6 +60,14 @@ LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 COOKIE = "agentbus_token"
 HEARTBEAT_S = 15.0
 BATCH = 512
+#: bytes of request body accepted (every route is a GET)
+MAX_BODY = 64 << 10
+#: SSE and WebSocket subscribers served at once
+MAX_STREAMS = 64
+#: seconds a write to a subscriber may wait for the socket before it is dropped
+WRITE_TIMEOUT_S = 30.0
+#: seconds an idle keep-alive connection is kept open
+KEEPALIVE_S = 15.0
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -181,11 +203,15 @@ class LiveServer:
         self._streams: set[anyio.CancelScope] = set()
         self._runner: web.AppRunner | None = None
         self._stopping = False
+        self.max_streams = MAX_STREAMS
+        self.write_timeout_s = WRITE_TIMEOUT_S
+        #: subscribers dropped because they stopped reading
+        self.dropped_slow = 0
 
     # ---------------------------------------------------------------- lifecycle
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[self._auth])
+        app = web.Application(middlewares=[self._auth], client_max_size=MAX_BODY)
         app.router.add_get("/", self._index)
         app.router.add_get("/static/{name}", self._static)
         app.router.add_get("/events", self._sse)
@@ -200,7 +226,9 @@ class LiveServer:
 
     async def start(self) -> str:
         """Listen; returns the dashboard URL (with the token when one is needed)."""
-        runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=2.0)
+        runner = web.AppRunner(
+            self.app(), access_log=None, shutdown_timeout=2.0, keepalive_timeout=KEEPALIVE_S
+        )
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port)
         try:
@@ -244,6 +272,8 @@ class LiveServer:
     async def _auth(
         self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
+        if not _same_origin(request):
+            return web.Response(status=403, text="403: cross-origin requests are not served")
         if self.token is None:
             # no token on loopback; but a page served from elsewhere must not
             # reach it through DNS rebinding, so the Host must name loopback
@@ -382,8 +412,16 @@ class LiveServer:
             if scope.cancelled_caught:
                 yield None
 
+    def _full(self) -> web.Response | None:
+        if len(self._streams) >= self.max_streams:
+            return _error(503, f"too many subscribers (at most {self.max_streams}); retry later")
+        return None
+
     async def _sse(self, request: web.Request) -> web.StreamResponse:
         flt = StreamFilter.from_request(request)
+        full = self._full()
+        if full is not None:
+            return full
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
@@ -395,22 +433,34 @@ class LiveServer:
         with anyio.CancelScope() as scope:
             self._streams.add(scope)
             try:
-                await response.write(b"retry: 2000\n\n")
+                await self._send(response.write, b"retry: 2000\n\n")
                 async for line in self.follow(flt):
                     if line is None:
-                        await response.write(b": ping\n\n")
+                        await self._send(response.write, b": ping\n\n")
                         continue
                     seq = _seq_of(line)
                     head = f"id: {seq}\n".encode() if seq is not None else b""
-                    await response.write(head + b"data: " + line + b"\n\n")
-            except (ConnectionResetError, ConnectionError):
+                    await self._send(response.write, head + b"data: " + line + b"\n\n")
+            except (ConnectionResetError, ConnectionError, TimeoutError):
                 pass
             finally:
                 self._streams.discard(scope)
         return response
 
+    async def _send(self, write: Callable[[Any], Awaitable[Any]], data: Any) -> None:
+        """One write to a subscriber; one that stopped reading is dropped (TimeoutError)."""
+        with anyio.move_on_after(self.write_timeout_s) as scope:
+            await write(data)
+        if scope.cancelled_caught:
+            self.dropped_slow += 1
+            log.warning("server.slow_subscriber_dropped", after_s=self.write_timeout_s)
+            raise TimeoutError("subscriber stopped reading")
+
     async def _ws(self, request: web.Request) -> web.StreamResponse:
         flt = StreamFilter.from_request(request)
+        full = self._full()
+        if full is not None:
+            return full
         ws = web.WebSocketResponse(heartbeat=HEARTBEAT_S)
         await ws.prepare(request)
 
@@ -418,8 +468,8 @@ class LiveServer:
             try:
                 async for line in self.follow(flt):
                     if line is not None:
-                        await ws.send_str(line.decode())
-            except (ConnectionResetError, ConnectionError):
+                        await self._send(ws.send_str, line.decode())
+            except (ConnectionResetError, ConnectionError, TimeoutError):
                 pass
             scope.cancel()
 
@@ -441,6 +491,21 @@ class LiveServer:
             with anyio.move_on_after(2):
                 await ws.close()
         return ws
+
+
+def _same_origin(request: web.Request) -> bool:
+    """No ``Origin`` header (not a cross-site browser request), or one naming this server."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    try:
+        theirs = URL(origin)
+        ours = URL(f"http://{request.host}")
+    except ValueError:
+        return False
+    if not theirs.host or theirs.scheme not in ("http", "https"):
+        return False  # "null" (sandboxed frames, file: pages) or another scheme
+    return (theirs.host.lower(), theirs.port) == ((ours.host or "").lower(), ours.port)
 
 
 def _seq_of(line: bytes) -> int | None:
