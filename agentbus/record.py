@@ -133,6 +133,17 @@ class EpisodeRecord(BaseModel):
         """The JSON-friendly ``episode.ended`` payload (``None`` fields left out)."""
         return self.model_dump(mode="json", exclude_none=True)
 
+    def without_trace(self) -> EpisodeRecord:
+        """This record without its message trace (the same record when it has none).
+
+        Readers that keep records for the whole run (the attribution service's
+        books) need the numbers, not the trace, which the event log already
+        holds: keeping it grew a long run's memory by tens of KB per episode.
+        """
+        if self.outcome.trace is None:
+            return self
+        return self.model_copy(update={"outcome": self.outcome.model_copy(update={"trace": None})})
+
     @property
     def coalition_key(self) -> str:
         """Results-file key of the coalition: members in slot order joined by '+'."""

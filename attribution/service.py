@@ -134,6 +134,7 @@ class AttributionService:
         if record is None:
             self.everything.ignored += 1
             return False
+        record = record.without_trace()  # kept all run long; the log has the trace
         if not self.everything.observe(record):
             return False
         if not self.ordered:

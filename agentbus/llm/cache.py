@@ -11,6 +11,10 @@ differences common random numbers.
 
 Entries live in memory and, given a directory, in an append-only orjson-lines
 file there that is read back on start, so a resumed run does not pay twice.
+Memory holds the :data:`MAX_ENTRIES` most recently used entries: calls are
+shared within a task, and tasks run a few blocks at a time, so an entry
+older than that belongs to a finished task; unbounded, the cache was what
+made a long run's memory grow (benchmarks/soak.py).
 A crash can leave the last line half written; loading skips any line that
 does not parse, and appending starts on a fresh line.
 """
@@ -35,6 +39,9 @@ log = structlog.get_logger(__name__)
 Source = Literal["hit", "coalesced", "sent"]
 
 FILENAME = "llm-cache.jsonl"
+
+#: entries kept in memory (least recently used go first); about 1-2 KB each
+MAX_ENTRIES = 8192
 
 _STORED = (
     "text",
@@ -77,8 +84,11 @@ class _Flight:
 class CompletionCache:
     """Completions by key, in memory and optionally on disk, with coalescing."""
 
-    def __init__(self, directory: Path | str | None = None) -> None:
-        self._mem: dict[str, Completion] = {}
+    def __init__(
+        self, directory: Path | str | None = None, *, max_entries: int = MAX_ENTRIES
+    ) -> None:
+        self.max_entries = max(1, max_entries)
+        self._mem: dict[str, Completion] = {}  # insertion order = least recently used first
         self._flights: dict[str, _Flight] = {}
         self._file: IO[bytes] | None = None
         self.path: Path | None = None
@@ -109,7 +119,7 @@ class CompletionCache:
                     continue
                 try:
                     record = orjson.loads(line)
-                    self._mem[record["k"]] = Completion(**record["c"], cached=True)
+                    self._remember(record["k"], Completion(**record["c"], cached=True))
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
                     self.skipped_lines += 1
                     continue
@@ -119,18 +129,26 @@ class CompletionCache:
 
     def get(self, key: str) -> Completion | None:
         """The stored completion for ``key``, marked ``cached``, or None."""
-        found = self._mem.get(key)
+        found = self._mem.pop(key, None)
         if found is None:
             return None
+        self._mem[key] = found  # most recently used now
         return found.model_copy(update={"cached": True, "latency_s": 0.0})
 
     def put(self, key: str, completion: Completion) -> None:
         stored = completion.model_copy(update={"cached": True, "latency_s": 0.0})
-        self._mem[key] = stored
+        self._remember(key, stored)
         if self._file is not None:
             record = {"k": key, "c": completion.model_dump(include=set(_STORED))}
             self._file.write(orjson.dumps(record) + b"\n")
             self._file.flush()
+
+    def _remember(self, key: str, completion: Completion) -> None:
+        mem = self._mem
+        mem.pop(key, None)
+        mem[key] = completion
+        while len(mem) > self.max_entries:
+            del mem[next(iter(mem))]
 
     async def get_or_call(
         self, key: str, call: Callable[[], Awaitable[Completion]]
