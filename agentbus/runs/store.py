@@ -141,6 +141,29 @@ def redact(data: Any) -> Any:
     return data
 
 
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """The command line with the values of credential flags (``--token X``) hidden.
+
+    The manifest keeps the command line for the record; a secret given as a
+    flag must not travel with it.
+    """
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append("***")
+            hide_next = False
+            continue
+        flag, eq, _ = arg.partition("=")
+        secret = flag.startswith("--") and is_secret_key(flag[2:].replace("-", "_"))
+        if secret and eq:
+            out.append(f"{flag}=***")
+        else:
+            out.append(arg)
+            hide_next = secret
+    return out
+
+
 def package_versions() -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for name in VERSIONED:
@@ -236,7 +259,7 @@ class RunStore:
                     "format": MANIFEST_FORMAT,
                     "schema": SCHEMA_VERSION,
                     "started_at": _now(),
-                    "argv": list(sys.argv),
+                    "argv": redact_argv(sys.argv),
                     "versions": package_versions(),
                     "result_keys": list(result_keys),
                     "resumes": [],
@@ -255,7 +278,7 @@ class RunStore:
                         + "; use another --run-dir"
                     )
                 stored.setdefault("resumes", []).append(
-                    {"at": _now(), "versions": package_versions(), "argv": list(sys.argv)}
+                    {"at": _now(), "versions": package_versions(), "argv": redact_argv(sys.argv)}
                 )
                 store = cls(run_dir, stored)
                 resumed = True

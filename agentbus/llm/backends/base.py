@@ -28,6 +28,7 @@ from agentbus.llm.retry import (
 )
 from agentbus.llm.spec import ModelSpec, default_base_url
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
+from agentbus.logs import scrub
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +110,13 @@ class Backend(ABC):
 
 
 def short(text: str, limit: int = 200) -> str:
-    """One line of at most ``limit`` characters, for error messages."""
-    text = " ".join(str(text).split())
+    """One line of at most ``limit`` characters, for error messages.
+
+    Every upstream error message passes through here on its way to the
+    outcome, the event log and the console, so secrets are scrubbed here: a
+    gateway's 401 may quote the API key it was sent.
+    """
+    text = scrub(" ".join(str(text).split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
