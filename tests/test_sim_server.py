@@ -204,7 +204,7 @@ async def test_metrics_count_concurrent_requests() -> None:
             for i in range(120):
                 tg.start_soon(one, i)
         async with aiohttp.ClientSession() as http:
-            async with http.get(f"{sim.root_url}/metrics") as r:
+            async with http.get(f"{sim.root_url}/metrics.json") as r:
                 m = await r.json()
         await client.close()
     assert m["requests_received"] == 120 and m["requests_served"] == 120

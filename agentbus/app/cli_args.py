@@ -120,6 +120,9 @@ def parser() -> OneLineParser:
         help="predict every per-slot model assignment's accuracy and cost, show the "
         "Pareto front, run the K most promising for real",
     )
+    a("--executor", choices=["local", "ray"], help="where episodes run (default local)")
+    a("--ray-address", metavar="ADDR", help="Ray cluster to join (default: a local instance)")
+    a("--workers", type=int, help="Ray workers, each running --concurrency episodes (default 2)")
     a(
         "--no-preflight",
         dest="preflight",
@@ -157,6 +160,9 @@ FLAT_KEYS = (
     "pareto",
     "preset",
     "shift",
+    "executor",
+    "ray_address",
+    "workers",
 )
 
 
@@ -231,6 +237,18 @@ def check_adaptive_only(config: RunConfig, user_set: dict[str, Any]) -> None:
             )
 
 
+def check_executor(config: RunConfig, user_set: dict[str, Any]) -> None:
+    """Ray settings need ``--executor ray``, and Ray itself (one line on how to install it)."""
+    if config.executor != "ray":
+        for key, flag in (("ray_address", "--ray-address"), ("workers", "--workers")):
+            if key in user_set:
+                raise UserError(f"{flag} only applies with --executor ray")
+        return
+    from agentbus.ray_runtime import require_ray
+
+    require_ray()
+
+
 def parse_command(argv: list[str] | None = None) -> Command:
     """Flags (and the optional file, or a resumed run's manifest) -> a validated command."""
     ns = parser().parse_args(argv)
@@ -243,6 +261,7 @@ def parse_command(argv: list[str] | None = None) -> Command:
     base = merge(preset_fragment(user.get("preset") or base.get("preset")), base)
     config = build_config(merge(base, user))
     check_adaptive_only(config, user)
+    check_executor(config, user)
     require_runnable(config.env)
     if config.dataset is not None and not config.dataset.exists():
         raise UserError(f"dataset not found: {config.dataset}")

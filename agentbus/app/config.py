@@ -113,6 +113,14 @@ class RunConfig(BaseModel):
     #: (adaptive limits, announced rates); off: up to ``concurrency`` at once
     follow_capacity: bool = True
 
+    # -- scale-out (issue 16): where the episodes run ---------------------------
+    #: ``local``: this process's event loop; ``ray``: Ray actors, records come back here
+    executor: Literal["local", "ray"] = "local"
+    #: Ray cluster to join (None: start a local Ray instance for the run)
+    ray_address: str | None = None
+    #: Ray workers (actors), each an event loop running up to ``concurrency`` episodes
+    workers: int = Field(default=2, ge=1)
+
     # -- cost (issue 17): prices, budgets, the accuracy-cost Pareto front -------
     #: model spec -> {input, cached_input, output} USD per million tokens, or
     #: {gpu_hour_usd, tokens_per_s} for a vllm: endpoint; over the built-in table

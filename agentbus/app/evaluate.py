@@ -28,6 +28,7 @@ from agentbus.app.best import BestRun
 from agentbus.app.config import RESULT_KEYS, RunConfig
 from agentbus.app.costs import RunCost, cost_markdown, price_table, print_cost
 from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory, cell_id
+from agentbus.app.executor import executor_summary, llm_report, open_runtime
 from agentbus.app.pareto import ParetoRun, pareto_phase
 from agentbus.app.workqueue import Block, WorkQueue
 from agentbus.environment import EnvSetup, Task, TaskSource
@@ -299,7 +300,8 @@ def tasks_in_flight(config: RunConfig, plan: EvaluationPlan) -> int:
     if config.tasks_in_flight is not None:
         return config.tasks_in_flight
     block = max(1, len(plan.coalitions) * len(plan.test_models) * plan.repeats)
-    return max(2, min(config.concurrency, 128) // block)
+    per_loop = max(2, min(config.concurrency, 128) // block)
+    return per_loop * (config.workers if config.executor == "ray" else 1)
 
 
 def schedule_order(tasks: Sequence[Task], seed: int) -> list[Task]:
@@ -441,7 +443,9 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
             trace=config.trace,
         )
         queue, adaptive, total = _work(prep, factory)
-        runtime = Runtime(max_concurrency=config.concurrency, hub=prep.hub)
+        runtime = await stack.enter_async_context(
+            open_runtime(config, max_concurrency=config.concurrency, hub=prep.hub)
+        )
         if config.follow_capacity and type(runtime) is Runtime:
             for model in config.models():  # clients now, so their capacity counts from the start
                 router.client(model)
@@ -449,6 +453,7 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
         breaker = Breaker()
         if prep.cost is not None:
             runtime.prices = prep.cost.prices  # every record is priced as it is built
+            prep.cost.watch(router.stats)
             note = prep.cost.unpriced_note()
             if note:
                 console.print(note)
@@ -479,7 +484,8 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
                 },
             )
             prep.hub.close()
-        return Execution(runtime, breaker, queue, adaptive, total, router.summary(), router.stats())
+        llm_summary, llm_stats = await llm_report(router, runtime)
+        return Execution(runtime, breaker, queue, adaptive, total, llm_summary, llm_stats)
 
 
 def _run_started(prep: Prepared, total: int) -> dict[str, Any]:
@@ -578,6 +584,9 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         results["preset"] = config.preset
     results["llm"] = execution.llm_stats
     results["failures"] = service.everything.book.failure_summary()
+    executor = executor_summary(execution.runtime)
+    if executor is not None:
+        results["executor"] = executor
     adaptive = execution.adaptive
     if adaptive is not None:
         results["adaptive"] = {

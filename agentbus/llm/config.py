@@ -58,6 +58,12 @@ class EndpointLimits(BaseModel):
     #: consecutive failures after which a replica sits out ``replica_cooldown_s``
     replica_failures: int = Field(default=3, ge=1)
     replica_cooldown_s: float = Field(default=10.0, ge=0)
+    #: seconds between reads of a vllm: replica's /health and /metrics (0: never)
+    health_interval_s: float = Field(default=2.0, ge=0)
+    #: prefix affinity yields to the least-loaded replica when the affine one has
+    #: more than ``affinity_abs`` requests more AND ``affinity_rel`` times as many
+    affinity_abs: float = Field(default=16.0, ge=0)
+    affinity_rel: float = Field(default=1.5, ge=1)
     adaptive: AdaptiveConcurrency = Field(default_factory=AdaptiveConcurrency)
     #: pace requests from the provider's rate-limit headers (x-ratelimit-*, anthropic-ratelimit-*)
     pace_from_headers: bool = True

@@ -9,7 +9,9 @@ Routes:
 * ``POST /v1/messages``: Anthropic Messages (``system`` parameter, content
   blocks, ``stop_reason``, ``usage.input_tokens/output_tokens``, streaming
   events ``message_start`` ... ``message_stop``);
-* ``GET /v1/models``, ``GET /health``, ``GET /metrics`` (JSON counters).
+* ``GET /v1/models``, ``GET /health``, ``GET /metrics`` (vLLM's Prometheus
+  names: requests running and waiting, KV-cache usage; :mod:`.prometheus`),
+  ``GET /metrics.json`` (every counter as JSON).
 
 The model name in a request is the profile name. Each route is a
 :class:`Protocol` that only parses the body and formats answers and errors;
@@ -35,6 +37,8 @@ from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.engine import SimEngine, SimRequest
 from agentbus.sim.faults import SimConnectionDropped, SimFault, SimRateLimited
 from agentbus.sim.model import SimAnswer, prompt_tokens
+from agentbus.sim.prometheus import CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE
+from agentbus.sim.prometheus import registry_for, render
 
 DEFAULT_MAX_TOKENS = 4096
 
@@ -480,7 +484,9 @@ class SimServer:
         self.app.router.add_post("/v1/messages", self._route(messages))
         self.app.router.add_get("/v1/models", self.models)
         self.app.router.add_get("/health", self.health)
-        self.app.router.add_get("/metrics", self.metrics)
+        self.app.router.add_get("/metrics", self.prometheus)
+        self.app.router.add_get("/metrics.json", self.metrics)
+        self._registry = registry_for(engine)
 
     def _route(self, proto: Protocol) -> Callable[[web.Request], Any]:
         async def route(request: web.Request) -> web.StreamResponse:
@@ -581,6 +587,11 @@ class SimServer:
 
     async def health(self, request: web.Request) -> web.Response:
         return self._json({"status": "ok"})
+
+    async def prometheus(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=render(self._registry), headers={"Content-Type": PROMETHEUS_CONTENT_TYPE}
+        )
 
     async def metrics(self, request: web.Request) -> web.Response:
         return self._json(self.engine.snapshot())

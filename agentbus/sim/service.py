@@ -45,7 +45,7 @@ class SimHandle:
     port: int | None = None
 
     def metrics(self) -> dict[str, Any]:
-        """The same JSON as GET /metrics."""
+        """The same JSON as GET /metrics.json."""
         return self.engine.snapshot()
 
     @property
