@@ -71,6 +71,11 @@ def test_overrides_and_gpu_price() -> None:
     measured = table.price(vllm)
     assert measured is not None and measured.input == pytest.approx(0.5)
     assert isinstance(table.entry(vllm), GpuPrice)
+    # during a run the router's measured rate prices it (the app sets rate_source)
+    live = PriceTable({vllm: {"gpu_hour_usd": 3.6}})
+    live.rate_source = lambda model: 4000.0 if model == vllm else None
+    priced = live.price(vllm)
+    assert priced is not None and priced.output == pytest.approx(0.25)
 
 
 @pytest.mark.parametrize(

@@ -29,8 +29,9 @@ from agentbus.record import EpisodeRecord
 from attribution.blocks import BlockAdmission
 from attribution.cost import mean_interval, usd
 
-#: complete task blocks the first estimate waits for (fewer when the run has fewer)
-ESTIMATE_AFTER = 3
+#: complete task blocks the projection waits for (all of them in a smaller run): early
+#: enough to act on, enough for a t interval that is not absurdly wide
+ESTIMATE_AFTER = 5
 
 
 class Spend:

@@ -9,6 +9,7 @@ of the whole run's cost, and writes the ``cost`` section of the results.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
@@ -105,20 +106,31 @@ class RunCost:
         console.print(estimate_line(est))
         await hub.publish(COST_ESTIMATE, est)
 
-    def measure_throughput(self, llm_stats: dict[str, Any], elapsed_s: float) -> None:
-        """GPU-priced models without a configured rate: tokens per second over the run."""
-        models = llm_stats.get("models", llm_stats) if isinstance(llm_stats, dict) else {}
-        for model, stats in models.items():
-            if not isinstance(stats, dict) or elapsed_s <= 0:
-                continue
-            try:
-                spec = parse_spec(model)
-            except Exception:
-                continue
-            tokens = stats.get("prompt_tokens", 0) + stats.get("completion_tokens", 0)
-            replicas = max(len(spec.base_urls), 1)
-            if tokens:
-                self.prices.set_throughput(model, tokens / elapsed_s / replicas)
+    def watch(self, stats: Callable[[], dict[str, Any]]) -> None:
+        """Price GPU-served models from the run's measured throughput (``stats``: the router's).
+
+        A GPU costs its hourly price whether busy or not, so a token costs
+        the hour spread over the tokens the replica actually served: tokens
+        sent to the model over the seconds since the run began, per replica,
+        measured when each record is priced (at most once a second).
+        """
+        started = time.monotonic()
+        cache: dict[str, tuple[float, float | None]] = {}
+
+        def rate(model: str) -> float | None:
+            now = time.monotonic()
+            hit = cache.get(model)
+            if hit is not None and now - hit[0] < 1.0:
+                return hit[1]
+            spec = parse_spec(model)
+            row = (stats().get("models") or {}).get(spec.key) or {}
+            tokens = int(row.get("prompt_tokens", 0)) + int(row.get("completion_tokens", 0))
+            elapsed = now - started
+            value = tokens / elapsed / max(len(spec.base_urls), 1) if tokens and elapsed else None
+            cache[model] = (now, value)
+            return value
+
+        self.prices.rate_source = rate
 
     def results(self, counted: Iterable[EpisodeRecord], slots: list[str]) -> dict[str, Any]:
         """The ``cost`` section of results.json."""

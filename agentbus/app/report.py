@@ -73,7 +73,8 @@ def _rebuild_cost(log: Path, collector: Any, results: dict[str, Any]) -> dict[st
     spend = Spend()
     for record in read_records(log):
         spend.observe(record)
-    old = results.get("cost") if isinstance(results.get("cost"), dict) else {}
+    prior = results.get("cost")
+    old: dict[str, Any] = prior if isinstance(prior, dict) else {}
     cost = cost_summary(
         collector.book.records(),
         list(results.get("slots") or []),

@@ -17,7 +17,7 @@ rate instead of the input rate.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -110,6 +110,8 @@ class PriceTable:
         for name, data in (overrides or {}).items():
             self._entries[_canonical(str(name))] = _entry(str(name), data)
         self._measured: dict[str, float] = {}
+        #: the run's live measurement of a GPU-priced model's tokens per second
+        self.rate_source: Callable[[str], float | None] | None = None
         self.overridden = sorted(_canonical(str(n)) for n in overrides or {})
 
     def entry(self, model: str) -> Entry | None:
@@ -135,6 +137,8 @@ class PriceTable:
         entry = self.entry(model)
         if isinstance(entry, GpuPrice):
             rate = entry.tokens_per_s or self._measured.get(_canonical(model))
+            if not rate and self.rate_source is not None:
+                rate = self.rate_source(model)
             return entry.per_token(rate) if rate else None
         return entry
 
