@@ -68,7 +68,7 @@ class EndpointLimits(BaseModel):
     #: pace requests from the provider's rate-limit headers (x-ratelimit-*, anthropic-ratelimit-*)
     pace_from_headers: bool = True
     #: fraction of the rate the headers announce that pacing aims for
-    pace_safety: float = Field(default=0.97, gt=0, le=1)
+    pace_safety: float = Field(default=0.99, gt=0, le=1)
 
     @model_validator(mode="after")
     def _check(self) -> EndpointLimits:

@@ -215,7 +215,7 @@ Snapshot = dict[str, tuple[float, float]]
 class HeaderPacer:
     """Every bucket one endpoint's headers describe; requests wait here for room."""
 
-    def __init__(self, safety: float = 0.97) -> None:
+    def __init__(self, safety: float = 0.99) -> None:
         self.safety = safety
         self.buckets: dict[str, LearnedBucket] = {}
         self.waited_s = 0.0

@@ -185,9 +185,12 @@ class SimEngine:
         if fault is Fault.STALL:  # slow on the way in (a gateway, a network): no GPU held
             await self.serving.sleep(self.faults.config.stall_s)
         if ticket is not None:
-            ticket.settle(answer.completion_tokens)
             if self.limiter is not None and self.limiter.provider_latency:
-                return await self._provider_answer(answer, emit, fault)
+                try:  # the providers adjust the output-token estimate when the request ends
+                    return await self._provider_answer(answer, emit, fault)
+                finally:
+                    ticket.settle(answer.completion_tokens)
+            ticket.settle(answer.completion_tokens)
         async with self.serving.seat(prompt_text, answer.prompt_tokens) as seat:
             meta.setdefault("cached_tokens", seat.cached_tokens)
             if emit is None:
