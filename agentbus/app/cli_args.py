@@ -51,6 +51,20 @@ def _vary(text: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+def _specs(text: str) -> list[str]:
+    """Comma-separated model specs; a part that is a URL continues the spec before it.
+
+    ``vllm:http://a/v1,http://b/v1#M`` is one model with two replicas, not two models.
+    """
+    specs: list[str] = []
+    for part in _csv(text):
+        if specs and part.lower().startswith(("http://", "https://")):
+            specs[-1] = f"{specs[-1]},{part}"
+        else:
+            specs.append(part)
+    return specs
+
+
 def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -170,7 +184,7 @@ def overrides(ns: argparse.Namespace) -> dict[str, Any]:
     """The config keys set by flags."""
     out: dict[str, Any] = {k: getattr(ns, k) for k in FLAT_KEYS if getattr(ns, k) is not None}
     if ns.test:
-        out["test"] = [spec for item in ns.test for spec in _csv(item)]
+        out["test"] = [spec for item in ns.test for spec in _specs(item)]
     if ns.module:
         out["modules"] = dict(ns.module)
     if ns.vary:
