@@ -21,6 +21,7 @@ does not parse, and appending starts on a fresh line.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 from collections.abc import Awaitable, Callable, Sequence
@@ -140,8 +141,16 @@ class CompletionCache:
         self._remember(key, stored)
         if self._file is not None:
             record = {"k": key, "c": completion.model_dump(include=set(_STORED))}
-            self._file.write(orjson.dumps(record) + b"\n")
-            self._file.flush()
+            try:
+                self._file.write(orjson.dumps(record) + b"\n")
+                self._file.flush()
+            except OSError as exc:
+                # the disk copy only saves a resumed run some calls: losing it must not
+                # fail the call (the run's event log reports the full disk itself)
+                log.info("llm.cache_disk_copy_stopped", path=str(self.path), error=str(exc))
+                with contextlib.suppress(OSError):
+                    self._file.close()
+                self._file = None
 
     def _remember(self, key: str, completion: Completion) -> None:
         mem = self._mem
@@ -191,7 +200,8 @@ class CompletionCache:
 
     def close(self) -> None:
         if self._file is not None:
-            self._file.close()
+            with contextlib.suppress(OSError):  # a full disk: the copy is incomplete, not wrong
+                self._file.close()
             self._file = None
 
 

@@ -232,6 +232,8 @@ class RunStore:
         self._dirty = False
         self._changed: anyio.Event | None = None
         self._closed = False
+        #: the write error that stopped the log (a full disk, say); nothing is written after it
+        self.failed: UserError | None = None
 
     # ------------------------------------------------------------------ open
 
@@ -250,8 +252,28 @@ class RunStore:
         run_dir = Path(run_dir)
         if run_dir.exists() and not run_dir.is_dir():
             raise UserError(f"run dir {run_dir} exists and is not a directory")
-        run_dir.mkdir(parents=True, exist_ok=True)
-        lock_fh = _lock(run_dir)
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            lock_fh = _lock(run_dir)
+        except OSError as exc:
+            raise UserError(f"cannot use run dir {run_dir}: {exc.strerror or exc}") from None
+        try:
+            return cls._open_locked(run_dir, manifest, result_keys, lock_fh)
+        except OSError as exc:
+            lock_fh.close()
+            raise UserError(
+                f"cannot use run dir {run_dir}: {exc.strerror or exc}"
+                + (f" ({exc.filename})" if exc.filename else "")
+            ) from None
+
+    @classmethod
+    def _open_locked(
+        cls,
+        run_dir: Path,
+        manifest: dict[str, Any],
+        result_keys: Sequence[str],
+        lock_fh: IO[bytes],
+    ) -> RunStore:
         try:
             stored = _load_manifest(run_dir)
             if stored is None:
@@ -268,6 +290,7 @@ class RunStore:
                 store = cls(run_dir, stored)
                 resumed = False
             else:
+                _check_version(run_dir, stored)
                 diffs = manifest_differences(
                     stored.get("config", {}), redact(manifest), result_keys
                 )
@@ -378,9 +401,26 @@ class RunStore:
 
     def flush(self) -> None:
         """Hand buffered lines to the OS (what survives a ``kill -9``)."""
-        if self._fh is not None and self._dirty:
-            self._fh.flush()
+        if self._fh is not None and self._dirty and self.failed is None:
+            try:
+                self._fh.flush()
+            except OSError as exc:
+                raise self._write_failed(exc) from None
             self._dirty = False
+
+    def _write_failed(self, exc: OSError) -> UserError:
+        """Stop writing (a later line after a lost one would leave a hole) and say why.
+
+        What reached the file before stays; a partly written last line is cut
+        off when the run is resumed.
+        """
+        if self.failed is None:
+            self.failed = UserError(
+                f"cannot write the event log {self.events_path}: {exc.strerror or exc}; "
+                "every event already on disk is kept: fix it, then resume "
+                f"with --resume {self.run_dir}"
+            )
+        return self.failed
 
     def replay(self, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
         """Every stored event from offset ``start`` (0 = the first), as dicts.
@@ -462,6 +502,8 @@ class RunStore:
 
     async def append(self, event: Event | Mapping[str, Any]) -> int:
         """Store one event; returns its ``seq`` (1-based position in the log)."""
+        if self.failed is not None:
+            raise self.failed
         if self._fh is None:
             raise RuntimeError("the run store is closed")
         given = event.to_json() if isinstance(event, Event) else dict(event)
@@ -471,7 +513,10 @@ class RunStore:
         given.pop("seq", None)
         data.update(given)
         raw = orjson.dumps(data, default=_jsonable, option=_OPTS) + b"\n"
-        self._fh.write(raw)
+        try:
+            self._fh.write(raw)
+        except OSError as exc:
+            raise self._write_failed(exc) from None
         self._dirty = True
         if data.get("type") in FLUSH_TYPES:
             self.flush()
@@ -509,7 +554,7 @@ class RunStore:
             # Cancelled (the run's task group ends)? What was already published
             # is in the queue: write it too, so a final event is never lost.
             with anyio.CancelScope(shield=True):
-                while len(sub.mailbox) and self._fh is not None:
+                while len(sub.mailbox) and self._fh is not None and self.failed is None:
                     await self.append(await sub.get())
             sub.close()
             self.flush()
@@ -527,7 +572,13 @@ class RunStore:
         path = self.path_for(name)
         if path.name in (MANIFEST, EVENTS, LOCK):
             raise UserError(f"{name!r} is reserved for the run store")
-        atomic_write(path, data)
+        try:
+            atomic_write(path, data)
+        except OSError as exc:
+            raise UserError(
+                f"cannot write {path}: {exc.strerror or exc}; the event log is complete: free "
+                f"space, then rebuild the results with python -m agentbus.report {self.run_dir}"
+            ) from None
         return path
 
     def path_for(self, name: str) -> Path:
@@ -539,14 +590,21 @@ class RunStore:
         if self._closed:
             return
         self._closed = True
+        error: UserError | None = None
         if self._fh is not None:
-            self._fh.flush()
-            self._fh.close()
+            try:
+                self.flush()
+            except UserError as exc:
+                error = exc
+            with contextlib.suppress(OSError):  # the buffer was lost with the flush
+                self._fh.close()
             self._fh = None
         if self._lock_fh is not None:
             self._lock_fh.close()
             self._lock_fh = None
         self._wake()
+        if error is not None:
+            raise error
 
     def __enter__(self) -> RunStore:
         return self
@@ -610,6 +668,18 @@ def _load_manifest(run_dir: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or "config" not in data:
         raise UserError(f"{path} is not an agentbus run manifest; use another --run-dir")
     return data
+
+
+def _check_version(run_dir: Path, stored: Mapping[str, Any]) -> None:
+    """Refuse a run directory written by a newer agentbus (its files may mean other things)."""
+    for key, ours in (("format", MANIFEST_FORMAT), ("schema", SCHEMA_VERSION)):
+        theirs = stored.get(key, ours)
+        if not isinstance(theirs, int) or theirs > ours:
+            version = stored.get("versions", {}).get("agentbus", "unknown")
+            raise UserError(
+                f"run dir {run_dir} was written by a newer agentbus ({version}; manifest "
+                f"{key} {theirs}, this one reads up to {ours}); upgrade or use another --run-dir"
+            )
 
 
 def _lock(run_dir: Path) -> IO[bytes]:

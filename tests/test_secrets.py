@@ -1,0 +1,215 @@
+"""API keys never reach logs, events, the manifest, results or error messages.
+
+A canary key per backend (OpenAI, Anthropic, vLLM with a key) is put in the
+environment of a real ``python -m agentbus.run`` (debug logging on), whose
+models all point at a fake provider on loopback. The provider answers in
+each mode a user can meet: normal answers, 401 and 500 (whose error bodies
+quote the key back in full, as a careless gateway would), and an address
+where nothing listens (the pre-flight check's error, then the run's own with
+``--no-preflight``). The provider records the keys it received, so the test
+knows each canary really travelled; then every byte the run printed or wrote
+is searched for it. The dashboard token given with ``--token`` must stay out
+of the manifest too (it is stored with the command line).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from aiohttp import web
+
+from agentbus.logs import scrub
+
+ROOT = Path(__file__).resolve().parents[1]
+CANARY = {
+    "OPENAI_API_KEY": "sk-canaryOPENAI0123456789abcdef",
+    "ANTHROPIC_API_KEY": "canary-anthropic-QWERTY-0123456789",  # not sk- shaped on purpose
+    "VLLM_API_KEY": "vllm-canary-zxcvbnm-987654321",
+}
+TOKEN = "dashboard-canary-token-555444333"
+DROP = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", *CANARY)
+
+
+class FakeProvider:
+    """OpenAI- and Anthropic-shaped answers, or errors quoting the caller's key."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.keys: set[str] = set()
+
+    def _key(self, request: web.Request) -> str:
+        auth = request.headers.get("Authorization", "")
+        key = auth.removeprefix("Bearer ").strip() or request.headers.get("x-api-key", "")
+        if key:
+            self.keys.add(key)
+        return key
+
+    def _fail(self, key: str) -> web.Response | None:
+        if self.mode == "401":
+            body = {"error": {"message": f"Incorrect API key provided: {key}", "type": "auth"}}
+            return web.json_response(body, status=401)
+        if self.mode == "500":
+            body = {"error": {"message": f"upstream crashed handling key={key}", "type": "server"}}
+            return web.json_response(body, status=500)
+        return None
+
+    async def models(self, request: web.Request) -> web.Response:
+        self._key(request)
+        return web.json_response({"object": "list", "data": []})
+
+    async def chat(self, request: web.Request) -> web.Response:
+        failed = self._fail(self._key(request))
+        if failed is not None:
+            return failed
+        body = await request.json()
+        return web.json_response(
+            {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "Let me think. ANSWER: 7"},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
+        )
+
+    async def messages(self, request: web.Request) -> web.Response:
+        failed = self._fail(self._key(request))
+        if failed is not None:
+            return failed
+        body = await request.json()
+        return web.json_response(
+            {
+                "id": "m1",
+                "type": "message",
+                "role": "assistant",
+                "model": body["model"],
+                "content": [{"type": "text", "text": "Let me think. ANSWER: 7"}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            }
+        )
+
+
+@asynccontextmanager
+async def provider(mode: str) -> AsyncIterator[tuple[FakeProvider, str]]:
+    fake = FakeProvider(mode)
+    app = web.Application()
+    app.router.add_get("/v1/models", fake.models)
+    app.router.add_post("/v1/chat/completions", fake.chat)
+    app.router.add_post("/v1/messages", fake.messages)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield fake, f"http://127.0.0.1:{port}/v1"
+    finally:
+        await runner.cleanup()
+
+
+def closed_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+async def run(url: str, tmp: Path, *extra: str) -> tuple[int, bytes]:
+    """The CLI against ``url`` for all three backends; everything it printed and wrote."""
+    env = {k: v for k, v in os.environ.items() if k not in DROP}
+    env |= CANARY | {"AGENTBUS_LOG_LEVEL": "debug", "PYTHONPATH": str(ROOT)}
+    run_dir = tmp / "run"
+    args = [
+        sys.executable,
+        "-m",
+        "agentbus.run",
+        "--default",
+        f"openai:{url}#gpt-canary",
+        "--test",
+        f"anthropic:{url}#claude-canary,vllm:{url}#llama-canary",
+        "--env",
+        "math",
+        "--limit",
+        "1",
+        "--slots",
+        "planning",
+        "--max-steps",
+        "1",
+        "--progress",
+        "plain",
+        "--run-dir",
+        str(run_dir),
+        "--serve",
+        "127.0.0.1:0",
+        "--token",
+        TOKEN,
+        "--config",
+        str(tmp / "fast.toml"),
+        *extra,
+    ]
+    (tmp / "fast.toml").write_text(
+        "attempts = 1\n[llm.limits]\nmax_retries = 1\nbackoff_base = 0\nbackoff_max = 0\n"
+        "connect_timeout = 2\n"
+    )
+    with anyio.fail_after(120):
+        proc = await anyio.run_process(args, env=env, check=False, cwd=tmp)
+    return proc.returncode, proc.stdout + proc.stderr + everything_written(tmp)
+
+
+def everything_written(tmp: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in tmp.rglob("*") if p.is_file())
+
+
+def assert_no_secret(blob: bytes) -> None:
+    for name, value in CANARY.items():
+        assert value.encode() not in blob, f"the {name} canary leaked"
+        assert value[4:-4].encode() not in blob, f"part of the {name} canary leaked"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["ok", "401", "500"])
+async def test_canary_keys_stay_out_of_every_output(mode: str, tmp_path: Path) -> None:
+    async with provider(mode) as (fake, url):
+        code, blob = await run(url, tmp_path)
+    assert set(CANARY.values()) <= fake.keys, "every backend must have sent its key"
+    assert_no_secret(blob)
+    assert TOKEN.encode() not in (tmp_path / "run" / "manifest.json").read_bytes()
+    if mode == "ok":
+        assert code == 0, blob[-2000:]
+        assert b'"episode.ended"' in blob
+    else:  # a handful of failed episodes: reported as infrastructure failures, not a crash
+        assert b"Traceback" not in blob
+        assert b"***" in blob, "the quoted key should show as redacted"
+
+
+async def test_unreachable_endpoint_errors_name_no_key(tmp_path: Path) -> None:
+    url = closed_url()
+    code, blob = await run(url, tmp_path)
+    assert code == 1 and url.removesuffix("/v1").encode() in blob
+    assert_no_secret(blob)
+    (tmp_path / "run").mkdir(exist_ok=True)
+    code, blob = await run(url, tmp_path, "--no-preflight")
+    assert b"Traceback" not in blob  # 4 failed episodes: reported, not a crash
+    assert_no_secret(blob)
+
+
+def test_scrub_removes_environment_secrets_and_key_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "opaque-value-42-abcdef")
+    monkeypatch.setenv("MAX_TOKENS_HINT", "short")  # too short to be treated as a secret
+    text = "key opaque-value-42-abcdef and sk-abcdefghijklmnop; short words stay"
+    assert scrub(text) == "key *** and ***; short words stay"
