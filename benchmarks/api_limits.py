@@ -157,7 +157,7 @@ def run_arm(
         with open(os.devnull, "w") as quiet:
             report = anyio.run(lambda: evaluate(config, Console(file=quiet, width=120)))
         elapsed = time.monotonic() - started
-        with urllib.request.urlopen(url.removesuffix("/v1") + "/metrics", timeout=10) as resp:
+        with urllib.request.urlopen(url.removesuffix("/v1") + "/metrics.json", timeout=10) as resp:
             metrics = json.loads(resp.read())
     finally:
         proc.terminate()

@@ -185,11 +185,16 @@ async def test_anthropic_sdk_paced_and_529_retried_with_cache_reads() -> None:
         otpm=100_000,
         time_scale=30,
         latency_median_s=3.0,  # 0.1 s wall: requests overlap
-        overload_above=2,
-        overload_rate=0.5,
+        overload_above=3,
+        overload_rate=0.3,
     )
     async with sim_service(cfg) as sim:
-        limits = {"max_concurrency": 64, "backoff_base": 0.02, "backoff_max": 0.5}
+        limits = {
+            "max_concurrency": 64,
+            "backoff_base": 0.02,
+            "backoff_max": 0.2,
+            "adaptive": {"cooldown_s": 0.05},  # each 529 pauses admission this long
+        }
         config = LLMConfig(limits={**limits, "max_retries": 30})
         async with LLMRouter(config) as router:
             llm = router.client(f"anthropic:{sim.root_url}#weak")
@@ -200,12 +205,12 @@ async def test_anthropic_sdk_paced_and_529_retried_with_cache_reads() -> None:
                 results.append(await llm.complete(chat(i), params))
 
             async with anyio.create_task_group() as tg:
-                for i in range(90):
+                for i in range(70):
                     tg.start_soon(one, i)
             replica = router.stats()["models"][llm.spec.key]["replicas"][0]
             stats = llm.stats
         limits = sim.metrics()["provider_limits"]
-    assert len(results) == 90 and limits["admitted"] == 90  # nothing lost
+    assert len(results) == 70 and limits["admitted"] == 70  # nothing lost
     assert limits["overloaded_529"] > 0 and stats.overloaded == limits["overloaded_529"]
     assert limits["rejected_429"] <= 3
     assert set(replica["pacing"]["limits"]) == {"requests", "input-tokens", "output-tokens"}
