@@ -168,7 +168,8 @@ def convert(s: str) -> str:
         c = s[i]
         if c == "\\":
             m = _COMMAND.match(s, i)
-            assert m is not None
+            if m is None:  # a lone backslash at the end (found by tests/test_fuzz_parsers.py)
+                raise LatexError(f"a backslash at character {i + 1} starts no LaTeX command")
             name = m.group(1)
             i = m.end()
             if name in ("frac", "dfrac", "tfrac", "cfrac"):
