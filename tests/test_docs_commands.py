@@ -140,6 +140,13 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule("truth tables", r"-m agentbus\.truth (list|show|compare)(\s|$)", "run"),
     Rule(
+        "vllm launcher",
+        r"-m agentbus\.serve_vllm(\s|$)",
+        "run",
+        extra=("--dry-run",),
+        why="vLLM and GPUs are not here: the dry run prints the command lines",
+    ),
+    Rule(
         "simulator server",
         r"-m agentbus\.sim\.serve(\s|$)",
         "background",
