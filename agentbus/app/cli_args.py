@@ -33,6 +33,8 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse that reports a bad flag as one line instead of usage + error."""
 
     def error(self, message: str) -> NoReturn:
+        # one line even when a flag's value holds a line break (found by fuzzing)
+        message = message.replace("\r", "\\r").replace("\n", "\\n")
         print(f"agentbus: error: {message} (see --help)", file=sys.stderr)
         raise SystemExit(2)
 

@@ -23,24 +23,34 @@ def _prover(item: dict[str, Any]) -> str:
 def load_problems(path: Path) -> list[Problem]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserError(f"atp: cannot read {path}: {exc}") from None
     items = raw if isinstance(raw, list) else [raw]
     out: list[Problem] = []
     for i, item in enumerate(items):
         if not isinstance(item, dict) or "problem" not in item:
             raise UserError(f"atp: {path.name}[{i}] is not a problem object")
-        prover = _prover(item)
-        source = str(item["problem"])
-        if prover == "coq":
-            if not COQ_MARKER.search(source):
-                raise UserError(f"atp: {path.name}[{i}] has no 'Fill in your proof here' marker")
-            theorem, proof = str(item["proposition"]), str(item["proof"]).strip()
-        elif prover == "isabelle":
-            if not ISABELLE_MARKER.search(source):
-                raise UserError(f"atp: {path.name}[{i}] has no 'Fill Your Proof Here' marker")
-            theorem, proof = str(item.get("theorem", f"p{i}")), str(item["solution"])
-        else:
-            theorem, proof = str(item.get("theorem", f"p{i}")), str(item["solution"])
-        out.append(Problem(f"{prover}-{i + 1:03d}", prover, source, theorem, proof))
+        try:
+            out.append(_problem(item, i))
+        except UserError as exc:
+            raise UserError(f"atp: {path.name}[{i}]: {str(exc).removeprefix('atp: ')}") from None
+        except KeyError as exc:
+            raise UserError(f"atp: {path.name}[{i}] has no {exc.args[0]!r} field") from None
     return out
+
+
+def _problem(item: dict[str, Any], i: int) -> Problem:
+    """One problem object (KeyError for a missing field, UserError for a bad one)."""
+    prover = _prover(item)
+    source = str(item["problem"])
+    if prover == "coq":
+        if not COQ_MARKER.search(source):
+            raise UserError("has no 'Fill in your proof here' marker")
+        theorem, proof = str(item["proposition"]), str(item["proof"]).strip()
+    elif prover == "isabelle":
+        if not ISABELLE_MARKER.search(source):
+            raise UserError("has no 'Fill Your Proof Here' marker")
+        theorem, proof = str(item.get("theorem", f"p{i}")), str(item["solution"])
+    else:
+        theorem, proof = str(item.get("theorem", f"p{i}")), str(item["solution"])
+    return Problem(f"{prover}-{i + 1:03d}", prover, source, theorem, proof)

@@ -132,7 +132,10 @@ def parse_levels(data: Any, where: str = "level file") -> LevelFile:
         raise UserError(f"{where}: expected a JSON list of levels")
     puzzles, skipped = [], {}
     for index, raw in enumerate(data):
-        puzzle, why = _level(raw, index)
+        try:
+            puzzle, why = _level(raw, index)
+        except UserError as exc:
+            raise UserError(f"{where}: {exc}") from None
         if puzzle is None:
             skipped[str(raw.get("id"))] = why
         else:

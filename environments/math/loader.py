@@ -24,6 +24,8 @@ def _read_json(path: Path, what: str) -> Any:
         raise UserError(f"math {what} file not found: {path}") from None
     except OSError as exc:
         raise UserError(f"cannot read math {what} file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"math {what} file {path} is not UTF-8 text (byte {exc.start})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -31,7 +31,7 @@ def load_file(path: Path) -> list[OsTask]:
     """Every task of one file, ids ``<file stem>-<index>``."""
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"os: cannot read {path}: {exc}") from None
     try:
         raw: Any = json.loads(text)
