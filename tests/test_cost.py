@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agentbus.app.budget import BudgetGate, RunEstimate, Spend
 from agentbus.environment import Task
 from agentbus.episode import EpisodeSpec
 from agentbus.errors import UserError
@@ -205,3 +206,59 @@ def test_cli_bad_price_and_unknown_model_are_one_line(tmp_path: Path) -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "no price for openai:gpt-unknown" in lines[0], lines
     assert not run_dir.exists()
+
+
+def _billed_record(task: str, usd: int, tokens: int | None = None) -> EpisodeRecord:
+    """A coalition record billed ``usd`` dollars (priced at $1 per input token)."""
+    prices = PriceTable({"sim:strong": {"input": 1e6, "output": 0.0}})
+    usage = {
+        "planning": SlotUsage(
+            model="sim:strong",
+            calls=1,
+            input_tokens=usd,
+            sent_calls=1,
+            sent_input_tokens=usd,
+            sent_output_tokens=(tokens or usd) - usd,
+        )
+    }
+    return _record(usage, prices, task)
+
+
+def test_budget_gate_counts_the_episodes_in_flight() -> None:
+    spend = Spend()
+    for task in ("a", "b", "c"):
+        spend.observe(_billed_record(task, 2, tokens=10))  # $2 and 10 tokens each
+    in_flight = [1]
+    gate = BudgetGate(spend, usd=10.0, tokens=None, in_flight=lambda: in_flight[0])
+    assert gate.allows()  # 6 spent + 2 x (1 in flight + this one) = 10: fits exactly
+    in_flight[0] = 2
+    assert not gate.allows()  # 6 + 2 x 3 = 12 would pass 10
+    assert gate.stopped is not None and "would pass $10.00" in gate.stopped
+    tokens = BudgetGate(spend, usd=None, tokens=45, in_flight=lambda: 1)
+    assert not tokens.allows() and "tokens sent would pass 45" in (tokens.stopped or "")
+    assert BudgetGate(spend, usd=None, tokens=50, in_flight=lambda: 1).allows()
+    # complete blocks that cost more per episode than the ended ones: they win
+    dear = BudgetGate(spend, usd=10.0, tokens=None, in_flight=lambda: 0, per_episode=lambda: (5, 1))
+    assert not dear.allows()  # 6 + 5 x 1 = 11 would pass 10
+
+
+def test_run_estimate_from_complete_blocks() -> None:
+    est = RunEstimate(total_blocks=10)
+    for i, usd in enumerate((1, 2, 3, 4)):
+        record = _billed_record(f"t{i}", usd)
+        est.expect(i, (record.episode_id,), record.task_id)
+        est.observe(record)
+    assert est.estimate() is None  # 4 blocks: not yet
+    record = _billed_record("t4", 5)
+    est.expect(4, (record.episode_id,), "t4")
+    out = est.estimate()
+    assert out is None  # declared, not ended: the block is not complete
+    est.observe(record)
+    out = est.estimate()
+    assert out is not None and out["blocks"] == 5 and out["of"] == 10
+    # mean 3 per block x 10 blocks; half-width t(4) x sd/sqrt(5) x 10 x sqrt((10-5)/9)
+    half = 2.7764451 * (2.5**0.5 / 5**0.5) * 10 * (5 / 9) ** 0.5
+    assert out["usd"] == pytest.approx(30.0)
+    assert out["usd_low"] == pytest.approx(30.0 - half, rel=1e-6)
+    assert out["usd_high"] == pytest.approx(30.0 + half, rel=1e-6)
+    assert est.per_episode() == pytest.approx((3.0, 3.0))  # 15 USD, 15 tokens, 5 attempts

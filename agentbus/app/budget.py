@@ -5,10 +5,14 @@
   records a resumed run replays from its log.
 * :class:`BudgetGate` sits between the work queue and the runtime. Before it
   hands out an episode it checks that what is spent, plus what the episodes
-  in flight and this one will cost at the mean billed cost per episode so
-  far, stays within ``--budget-usd`` / ``--budget-tokens``. It can only be
-  wrong by what the episodes already in flight cost beyond that mean, which
-  is the promised bound. The budget is not a result key: resuming with a
+  in flight and this one will cost at the billed cost per episode so far,
+  stays within ``--budget-usd`` / ``--budget-tokens``. It can only be wrong
+  by what the episodes already in flight cost beyond that figure, which is
+  the promised bound. The figure is the larger of the mean over every ended
+  episode and the mean over complete task blocks: episodes that end first
+  are the short, cheap ones, so the first mean alone runs low while long
+  episodes are still in flight (measured: $1.32 spent with 55 in flight
+  projected $2.00; they finished at $2.33). The budget is not a result key: resuming with a
   larger one continues where the run stopped.
 * :class:`RunEstimate` projects the whole run's billed cost from complete
   task blocks, admitted in schedule order exactly like the live attribution
@@ -78,8 +82,11 @@ class BudgetGate:
         usd: float | None,
         tokens: int | None,
         in_flight: Callable[[], int],
+        per_episode: Callable[[], tuple[float, float] | None] | None = None,
     ) -> None:
         self.spend = spend
+        #: (USD, tokens) per episode over complete task blocks, once there are some
+        self.per_episode = per_episode
         self.usd = usd
         self.tokens = tokens
         self.in_flight = in_flight
@@ -95,8 +102,10 @@ class BudgetGate:
         """Whether one more episode fits, given the ones in flight."""
         s = self.spend
         ahead = self.in_flight() + 1
+        blocks = self.per_episode() if self.per_episode is not None else None
         if self.usd is not None:
             per = s.usd / s.episodes if s.episodes else 0.0
+            per = max(per, blocks[0]) if blocks else per
             if s.usd >= self.usd or s.usd + per * ahead > self.usd:
                 self.stopped = (
                     f"budget: stopped before the billed cost would pass {usd(self.usd)} "
@@ -105,6 +114,7 @@ class BudgetGate:
                 return False
         if self.tokens is not None:
             per_t = s.tokens / s.episodes if s.episodes else 0.0
+            per_t = max(per_t, blocks[1]) if blocks else per_t
             if s.tokens >= self.tokens or s.tokens + per_t * ahead > self.tokens:
                 self.stopped = (
                     f"budget: stopped before the tokens sent would pass {self.tokens:,} "
@@ -145,6 +155,7 @@ class RunEstimate:
         self.admission = BlockAdmission()
         self._block_usd: dict[str, float] = defaultdict(float)
         self._block_tokens: dict[str, int] = defaultdict(int)
+        self._block_attempts: dict[str, int] = defaultdict(int)
         self._admitted: list[str] = []
         self._task_of: dict[str, str] = {}
         self.announced = False
@@ -162,6 +173,7 @@ class RunEstimate:
             return
         self._block_usd[record.task_id] += record.outcome.sent_usd
         self._block_tokens[record.task_id] += record.outcome.sent_tokens
+        self._block_attempts[record.task_id] += 1
         if record.counts:
             self._admit(self.admission.record(record))
 
@@ -169,6 +181,15 @@ class RunEstimate:
         for r in records:
             if r.task_id not in self._admitted:
                 self._admitted.append(r.task_id)
+
+    def per_episode(self) -> tuple[float, float] | None:
+        """Billed (USD, tokens) per attempt over the complete blocks; None before the first."""
+        n = sum(self._block_attempts[t] for t in self._admitted)
+        if not n:
+            return None
+        usd = sum(self._block_usd[t] for t in self._admitted)
+        tokens = sum(self._block_tokens[t] for t in self._admitted)
+        return usd / n, tokens / n
 
     @property
     def blocks(self) -> int:

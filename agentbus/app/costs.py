@@ -82,6 +82,7 @@ class RunCost:
                 usd=self.config.budget_usd,
                 tokens=self.config.budget_tokens,
                 in_flight=in_flight,
+                per_episode=self.estimate.per_episode,
             )
         return self.gate.gate(specs, stop)
 
