@@ -132,6 +132,10 @@ async def test_pacing_keeps_a_burst_under_the_limit_and_loses_nothing(small: Sim
                 tg.start_soon(one, i)
         elapsed = time.monotonic() - started
         replica = router.stats()["models"][llm.spec.key]["replicas"][0]
+        # what the progress line shows while the pacer holds requests back
+        assert (router.rate_limit_note() or "").startswith("rate-limited: openai:weak at ")
+        summary = router.summary()
+    assert "rate limits openai:weak" in summary and "limit peak" in summary
     limits = small.metrics()["provider_limits"]
     assert len(answers) == 150 and limits["admitted"] == 150  # no request lost
     # the first few requests go out before any header was read; after that, none is refused
