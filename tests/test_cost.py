@@ -262,3 +262,7 @@ def test_run_estimate_from_complete_blocks() -> None:
     assert out["usd_low"] == pytest.approx(30.0 - half, rel=1e-6)
     assert out["usd_high"] == pytest.approx(30.0 + half, rel=1e-6)
     assert est.per_episode() == pytest.approx((3.0, 3.0))  # 15 USD, 15 tokens, 5 attempts
+    # a block in flight that spent 1 of the mean 3 is expected to cost 2 more
+    est.expect(5, ("x|-|t5|r0",), "t5")
+    est.observe(_billed_record("t5", 1))
+    assert est.in_blocks() == pytest.approx((2.0, 2.0))

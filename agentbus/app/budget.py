@@ -7,12 +7,13 @@
   hands out an episode it checks that what is spent, plus what the episodes
   in flight and this one will cost at the billed cost per episode so far,
   stays within ``--budget-usd`` / ``--budget-tokens``. It can only be wrong
-  by what the episodes already in flight cost beyond that figure, which is
-  the promised bound. The figure is the larger of the mean over every ended
-  episode and the mean over complete task blocks: episodes that end first
-  are the short, cheap ones, so the first mean alone runs low while long
-  episodes are still in flight (measured: $1.32 spent with 55 in flight
-  projected $2.00; they finished at $2.33). The budget is not a result key: resuming with a
+  by what the episodes already in flight cost beyond that projection, which
+  is the promised bound. Episodes that end first are the short, cheap ones,
+  so "in flight x mean per ended episode" runs low (measured: $1.32 spent
+  with 55 in flight projected $2.00; they finished at $2.33). Once a task
+  block is complete, the gate projects per *block* instead: each task block
+  in flight will cost what a complete block costs on average, less what it
+  has spent already. The budget is not a result key: resuming with a
   larger one continues where the run stopped.
 * :class:`RunEstimate` projects the whole run's billed cost from complete
   task blocks, admitted in schedule order exactly like the live attribution
@@ -83,10 +84,13 @@ class BudgetGate:
         tokens: int | None,
         in_flight: Callable[[], int],
         per_episode: Callable[[], tuple[float, float] | None] | None = None,
+        in_blocks: Callable[[], tuple[float, float] | None] | None = None,
     ) -> None:
         self.spend = spend
         #: (USD, tokens) per episode over complete task blocks, once there are some
         self.per_episode = per_episode
+        #: (USD, tokens) the task blocks in flight are still expected to cost
+        self.in_blocks = in_blocks
         self.usd = usd
         self.tokens = tokens
         self.in_flight = in_flight
@@ -103,19 +107,23 @@ class BudgetGate:
         s = self.spend
         ahead = self.in_flight() + 1
         blocks = self.per_episode() if self.per_episode is not None else None
+        rest = self.in_blocks() if self.in_blocks is not None else None
         if self.usd is not None:
             per = s.usd / s.episodes if s.episodes else 0.0
             per = max(per, blocks[0]) if blocks else per
-            if s.usd >= self.usd or s.usd + per * ahead > self.usd:
+            coming = rest[0] + per if rest is not None else per * ahead
+            if s.usd >= self.usd or s.usd + coming > self.usd:
                 self.stopped = (
                     f"budget: stopped before the billed cost would pass {usd(self.usd)} "
-                    f"(billed {usd(s.usd)} over {s.episodes} episodes, about {usd(per)} each)"
+                    f"(billed {usd(s.usd)} over {s.episodes} episodes, about {usd(coming)} "
+                    "more expected from the work in flight)"
                 )
                 return False
         if self.tokens is not None:
             per_t = s.tokens / s.episodes if s.episodes else 0.0
             per_t = max(per_t, blocks[1]) if blocks else per_t
-            if s.tokens >= self.tokens or s.tokens + per_t * ahead > self.tokens:
+            coming_t = rest[1] + per_t if rest is not None else per_t * ahead
+            if s.tokens >= self.tokens or s.tokens + coming_t > self.tokens:
                 self.stopped = (
                     f"budget: stopped before the tokens sent would pass {self.tokens:,} "
                     f"({s.tokens:,} sent over {s.episodes} episodes, about {per_t:,.0f} each)"
@@ -156,11 +164,13 @@ class RunEstimate:
         self._block_usd: dict[str, float] = defaultdict(float)
         self._block_tokens: dict[str, int] = defaultdict(int)
         self._block_attempts: dict[str, int] = defaultdict(int)
+        self._declared: list[str] = []
         self._admitted: list[str] = []
         self._task_of: dict[str, str] = {}
         self.announced = False
 
     def expect(self, ident: int, cells: tuple[str, ...], task: str) -> None:
+        self._declared.append(task)
         for cell in cells:
             self._task_of[cell] = task
         self._admit(self.admission.expect(ident, cells, task))
@@ -190,6 +200,24 @@ class RunEstimate:
         usd = sum(self._block_usd[t] for t in self._admitted)
         tokens = sum(self._block_tokens[t] for t in self._admitted)
         return usd / n, tokens / n
+
+    def in_blocks(self) -> tuple[float, float] | None:
+        """(USD, tokens) the declared, incomplete blocks should still cost; None before any is in.
+
+        Each is expected to cost what a complete block costs on average, less
+        what it has already spent (never less than nothing).
+        """
+        k = len(self._admitted)
+        if not k:
+            return None
+        mean_usd = sum(self._block_usd[t] for t in self._admitted) / k
+        mean_tok = sum(self._block_tokens[t] for t in self._admitted) / k
+        done = set(self._admitted)
+        open_ = [t for t in self._declared if t not in done]
+        return (
+            sum(max(mean_usd - self._block_usd[t], 0.0) for t in open_),
+            sum(max(mean_tok - self._block_tokens[t], 0.0) for t in open_),
+        )
 
     @property
     def blocks(self) -> int:

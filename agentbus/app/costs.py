@@ -83,6 +83,7 @@ class RunCost:
                 tokens=self.config.budget_tokens,
                 in_flight=in_flight,
                 per_episode=self.estimate.per_episode,
+                in_blocks=self.estimate.in_blocks,
             )
         return self.gate.gate(specs, stop)
 
