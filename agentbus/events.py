@@ -30,6 +30,10 @@ RUN_FINISHED = "run.finished"
 #: emitted by the attribution service (:mod:`attribution.service`), defined here so
 #: every reader (store, progress, live server, tail) imports the one spelling
 ATTRIBUTION_SNAPSHOT = "attribution.snapshot"
+#: the projected cost of the whole run (``agentbus/app/costs.py``), and the
+#: ``--pareto`` front (``agentbus/app/pareto.py``)
+COST_ESTIMATE = "cost.estimate"
+PARETO_FRONT = "pareto.front"
 
 Policy = Literal["block", "drop"]
 

@@ -18,14 +18,11 @@ from rich.console import Console
 from agentbus.app.budget import BudgetGate, RunEstimate, Spend, estimate_line
 from agentbus.app.config import RunConfig
 from agentbus.episode import EpisodeSpec
-from agentbus.events import EventHub
+from agentbus.events import COST_ESTIMATE, EventHub
 from agentbus.llm.prices import PriceTable
 from agentbus.llm.spec import parse_spec
 from agentbus.record import EpisodeRecord
 from attribution.cost import cost_summary
-
-#: the event carrying the projection of the run's cost (once per process)
-COST_ESTIMATE = "cost.estimate"
 
 
 def price_table(config: RunConfig) -> PriceTable:

@@ -24,6 +24,7 @@ from agentbus.app.evaluation import EvaluationPlan, SpecFactory
 from agentbus.app.workqueue import Block
 from agentbus.environment import Task
 from agentbus.episode import EpisodeSpec
+from agentbus.events import PARETO_FRONT
 from agentbus.record import EpisodeRecord, RecordBook, RecordKind
 from attribution.cost import mean_interval, usd
 from attribution.pareto import (
@@ -36,8 +37,6 @@ from attribution.pareto import (
 )
 
 PARETO: RecordKind = "pareto"
-#: the event with the predicted front (and, once run, the measured points)
-PARETO_FRONT = "pareto.front"
 
 
 def cell_label(assignment: dict[str, str]) -> str:
