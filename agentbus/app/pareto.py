@@ -31,6 +31,7 @@ from attribution.pareto import (
     Point,
     cheapest_overlapping,
     compare,
+    front,
     label,
     predict,
     promising,
@@ -120,7 +121,7 @@ class ParetoRun:
         cheap = cheapest_overlapping(self.points)
         return {
             "assignments": len(self.points),
-            "front": [p.to_dict(self.default) for p in self.points if p.on_front],
+            "front": [p.to_dict(self.default) for p in front(self.points)],
             "chosen": [p.to_dict(self.default) for p in self.chosen],
             "cheapest_overlapping": cheap.label(self.default) if cheap else None,
         }
@@ -140,7 +141,7 @@ class ParetoRun:
             "slots": self.slots,
             "assignments": len(self.points),
             "points": [p.to_dict(self.default) for p in self.points],
-            "front": [p.label(self.default) for p in self.points if p.on_front],
+            "front": [p.label(self.default) for p in front(self.points)],
             "chosen": [p.to_dict(self.default) for p in self.chosen],
             "most_accurate": best.label(self.default) if best else None,
             "cheapest_overlapping": cheap.label(self.default) if cheap else None,
@@ -171,6 +172,13 @@ def short(point: dict[str, Any], code: dict[str, str]) -> str:
     return "".join(code.get(m, "?") for m in point["assignment"].values())
 
 
+def _front(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The points on the front, cheapest first."""
+    return sorted(
+        (p for p in results["points"] if p["on_front"]), key=lambda p: p["cost_usd"]["mean"]
+    )
+
+
 def _ci(row: dict[str, Any] | None, fmt: Any) -> str:
     if not row or row.get("mean") is None:
         return "n/a"
@@ -186,7 +194,7 @@ def _acc(x: float) -> str:
 def render_pareto(results: dict[str, Any], confidence: float = 0.95) -> Group:
     """Console tables: the predicted front, then predicted vs measured; the summary line."""
     conf = round(100 * confidence)
-    front = [p for p in results["points"] if p["on_front"]]
+    front = _front(results)
     table = Table(
         title=f"Accuracy-cost Pareto front ({len(front)} of {results['assignments']} "
         f"assignments; {conf}% intervals; cost = USD per episode)"
@@ -252,8 +260,7 @@ def markdown(results: dict[str, Any]) -> str:
     code, legend = codes(results)
     rows = [
         [f"`{short(p, code)}`", p["source"], _ci(p["acc"], _acc), _ci(p["cost_usd"], usd)]
-        for p in results["points"]
-        if p["on_front"]
+        for p in _front(results)
     ]
     out = f"## Accuracy-cost Pareto front\n\n{legend}\n\n" + _md_table(
         ["assignment", "source", "accuracy", "cost (USD/episode)"], rows
