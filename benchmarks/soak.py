@@ -45,6 +45,7 @@ import argparse
 import contextlib
 import math
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -141,9 +142,9 @@ def sim_server(tasks: int, speed: float, workdir: Path) -> Iterator[str]:
 
 
 def server_metrics(url: str) -> dict[str, Any]:
-    """The simulator's /metrics counters (faults injected, tokens, capacity)."""
+    """The simulator's counters (faults injected, tokens, capacity) from /metrics.json."""
     base = url.removesuffix("/v1")
-    with urllib.request.urlopen(f"{base}/metrics", timeout=10) as resp:
+    with urllib.request.urlopen(f"{base}/metrics.json", timeout=10) as resp:
         data: dict[str, Any] = orjson.loads(resp.read())
     return data
 
@@ -384,8 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{k} {v:g}" for k, v in FAULTS.items() if k != "seed"),
         flush=True,
     )
-    with tempfile.TemporaryDirectory(prefix="agentbus-soak-") as tmp:
-        workdir = Path(tmp)
+    workdir = Path(tempfile.mkdtemp(prefix="agentbus-soak-"))
+    try:
         with sim_server(tasks, args.speed, workdir) as url:
             proc = spawn_child(run_config(url, tasks, workdir / "soak"), workdir, "soak")
             if proc.wait() != 0:
@@ -397,6 +398,10 @@ def main(argv: list[str] | None = None) -> int:
         reference = cell_outcomes(soak["book"])
         again = cell_outcomes(killed["book"])
         mismatched = sum(1 for k, v in again.items() if reference.get(k) != v)
+    except BaseException:
+        print(f"soak: stopped; its run directories are kept in {workdir}", file=sys.stderr)
+        raise
+    shutil.rmtree(workdir, ignore_errors=True)
     mem = memory([tuple(s) for s in m["rss"]], m["t0"], m["wall_s"])
     lags_ms = [lag * 1000 for _, lag in m["lags"]]
     steady_ms = [lag * 1000 for t, lag in m["lags"] if (t - m["t0"]) / m["wall_s"] >= 0.2]
