@@ -203,7 +203,7 @@ LOADERS = sorted(loaders())
 def test_dataset_loaders(name: str) -> None:
     load = loaders()[name]
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(contents)
     def check(data: bytes) -> None:
         with tempfile.TemporaryDirectory() as tmp:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def glued(*tokens: str) -> st.SearchStrategy[str]:
@@ -73,7 +73,7 @@ def test_math_calculator_screen(text: str) -> None:
         assert isinstance(plain, str)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(model_text("\\frac{1}{2}", "2^", "x", "=", "solve", "sqrt(", "9**9", ",", "pi", "1e9"))
 def test_math_calculator_end_to_end(text: str) -> None:
     """The whole tool, worker pool and time limit included: a result or a CalcError."""
