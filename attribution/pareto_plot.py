@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 
 def _err(row: Mapping[str, Any]) -> tuple[float, list[list[float]]]:
@@ -17,6 +18,16 @@ def _err(row: Mapping[str, Any]) -> tuple[float, list[list[float]]]:
     if row.get("ci_low") is None:
         return mean, [[0.0], [0.0]]
     return mean, [[mean - float(row["ci_low"])], [float(row["ci_high"]) - mean]]
+
+
+def _models(results: Mapping[str, Any]) -> list[str]:
+    default = results.get("default_model") or ""
+    return [default, *(results.get("test_models") or [])]
+
+
+def _code(results: Mapping[str, Any], point: Mapping[str, Any]) -> str:
+    index = {m: str(i) for i, m in enumerate(_models(results))}
+    return "".join(index.get(m, "?") for m in point["assignment"].values())
 
 
 def plot_front(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
@@ -66,9 +77,18 @@ def plot_front(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
             capsize=3,
             label="run for real" if i == 0 else None,
         )
-        ax.annotate(p["label"], (x, y), fontsize=6, xytext=(4, 4), textcoords="offset points")
+        ax.annotate(
+            _code(results, p), (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points"
+        )
     ax.set_xscale("log")
-    ax.set_xlabel("cost per episode (USD, log scale)")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"${x:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(
+        "cost per episode (USD, log scale); run for real: one digit per slot, "
+        + ", ".join(f"{i}={m}" for i, m in enumerate(_models(results)))
+    )
+    ax.xaxis.label.set_fontsize(7)
     ax.set_ylabel("accuracy (success rate)")
     ax.set_title(f"Accuracy vs cost of {results['assignments']} per-slot model assignments")
     ax.legend(fontsize=8, loc="lower right")
