@@ -45,16 +45,18 @@ RESULT_KEYS: tuple[str, ...] = (
 
 
 class RunSimConfig(SimConfig):
-    """The simulator of a run: three times faster than the realistic serving profile.
+    """The simulator of a run: six times faster than the realistic serving profile.
 
     At speed 1 the simulated server behaves like one mid-size GPU serving an
     8B model (64 sequences, ~1,500 tokens/s), and the default 480-episode
-    run spends over two minutes waiting on it. Speed 3 keeps every relative
-    timing and finishes in about a minute; ``--sim-speed 1`` restores
-    realistic timing, ``--sim-speed 0`` removes the delays.
+    run (calibrated so that sim:weak solves about a quarter of the problems:
+    failures run to the step limit) spends several minutes waiting on it.
+    Speed 6 keeps every relative timing and finishes in about a minute on
+    two cores (67 s measured; speed 3 took 2 min 4 s); ``--sim-speed 1``
+    restores realistic timing, ``--sim-speed 0`` removes the delays.
     """
 
-    speed: float = Field(3.0, ge=0.0)
+    speed: float = Field(6.0, ge=0.0)
 
 
 class RunConfig(BaseModel):
@@ -87,7 +89,7 @@ class RunConfig(BaseModel):
     max_steps: int | None = Field(default=None, ge=1)
     episode_timeout_s: float = Field(default=600.0, gt=0)
     concurrency: int = Field(default=1000, ge=1)
-    #: task blocks started and not yet settled at once (None: about 128 episodes' worth)
+    #: task blocks started and not yet settled at once (None: about 256 episodes' worth)
     tasks_in_flight: int | None = Field(default=None, ge=1)
     #: tries per episode in one process before an infrastructure failure is given up
     attempts: int = Field(default=3, ge=1)

@@ -6,9 +6,12 @@ coalition of it), task-major, and starts a new block only while fewer than
 ``window`` blocks are unsettled, so complete blocks arrive early and the live
 estimate (which admits blocks in order, see :mod:`attribution.blocks`) has
 something honest to show after a few tasks rather than at the end. The window
-opens slowly (``start`` blocks, one more per settled block, up to ``window``):
-the first blocks then finish on a lightly loaded server, and the run reaches
-its full width after a few blocks. A cell
+opens slowly (``start`` blocks, one more per block's worth of ended episodes,
+up to ``window``): the first blocks then finish on a lightly loaded server,
+and the run reaches its full width after a few blocks. The ramp counts ended
+episodes rather than settled blocks because a block settles only when its
+longest episode ends (a failure running to the step limit): a ramp paced by
+those stragglers kept the server half idle. A cell
 whose attempt failed on the infrastructure is retried (attempt + 1) ahead of
 new work, up to ``max_attempts`` tries in this process; after that it is
 given up and reported, never counted as a task failure.
@@ -70,8 +73,13 @@ class WorkQueue:
         self.on_block = on_block
         self.on_give_up = on_give_up
         self.next_block = first_block
+        self.first_block = first_block
         self.start = max(1, start)
         self.settled_blocks = 0
+        #: cells that reached a final attempt (counted or given up)
+        self.ended_cells = 0
+        #: cells handed out in blocks so far (for the mean block size)
+        self.issued_cells = 0
         self._retry: deque[EpisodeSpec] = deque()
         self._ready: deque[EpisodeSpec] = deque()
         self._pending: dict[int, set[str]] = {}
@@ -99,6 +107,7 @@ class WorkQueue:
             self.given_up.append(cell)
             if self.on_give_up is not None:
                 self.on_give_up(cell)
+        self.ended_cells += 1
         if spec.block is not None:
             pending = self._pending.get(spec.block)
             if pending is not None:
@@ -115,8 +124,16 @@ class WorkQueue:
 
     @property
     def width(self) -> int:
-        """Blocks allowed in flight now: the slow-start window."""
-        return min(self.window, self.start + self.settled_blocks)
+        """Blocks allowed in flight now: the slow-start window.
+
+        One more block per block's worth of ended episodes (and never fewer
+        than the settled blocks), so the window doubles about once per
+        round of episodes without waiting for each block's slowest one.
+        """
+        opened = max(1, self.next_block - self.first_block)
+        mean_block = max(1.0, self.issued_cells / opened)
+        grown = max(self.settled_blocks, int(self.ended_cells / mean_block))
+        return min(self.window, self.start + grown)
 
     @property
     def unsettled(self) -> int:
@@ -152,6 +169,7 @@ class WorkQueue:
             self.on_block(ident, block)
         specs = [dataclasses.replace(s, block=ident) for s in block.specs]
         if specs:
+            self.issued_cells += len(specs)
             self._pending[ident] = {s.episode_id for s in specs}
             self._ready.extend(specs)
 
