@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: every built-in environment has a table for the default pair of the docs and tests
 REQUIRED = [("math", "sim:weak", "sim:strong"), ("git", "sim:weak", "sim:strong"),
             ("robot", "sim:weak", "sim:strong")]  # fmt: skip
-#: the largest standard error a stored table may have. The aim is 0.005 (what
-#: ``make``'s default --tasks 9600 reaches); the tables shipped now were made
-#: in less time and state their actual errors, which this bound keeps honest.
-MAX_SE = 0.08
+#: the largest standard error each stored table may have. The aim is 0.005:
+#: math has 10,020 tasks (0.0051, 2.6 CPU-hours); git and robot were made in
+#: less time and state their actual errors, which these bounds keep honest.
+MAX_SE = {"math": 0.0055, "git": 0.015, "robot": 0.08}
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -44,7 +44,7 @@ def test_stored_tables_are_complete_and_consistent(env: str, default: str, test:
     t = tables.load(env, default, test)
     assert t.check() == []
     assert len(t.values) == 16 and t.slots == ("planning", "reasoning", "action", "reflection")
-    assert t.max_se <= MAX_SE
+    assert t.max_se <= MAX_SE[env]
     prov = t.provenance
     assert prov.command.startswith("python -m agentbus.truth make")
     assert prov.code_version and prov.created and prov.tasks > 0 and prov.episodes > 0
