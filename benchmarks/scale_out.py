@@ -67,6 +67,7 @@ from rich.console import Console  # noqa: E402
 
 from agentbus.app.config import build_config  # noqa: E402
 from agentbus.app.evaluate import evaluate  # noqa: E402
+from agentbus.events import EPISODE_ENDED  # noqa: E402
 
 #: decode time per token of one sequence alone (150 tokens/s on one H100, 8B)
 DECODE_S_PER_TOKEN = 1 / 150
@@ -140,7 +141,7 @@ def steady_rate(run_dir: Path) -> float:
     ends = sorted(
         float(e["ts"])
         for e in map(orjson.loads, (run_dir / "events.jsonl").read_bytes().splitlines())
-        if e.get("type") == "episode.ended"
+        if e.get("type") == EPISODE_ENDED
     )
     lo, hi = len(ends) // 4, (3 * len(ends)) // 4
     return (hi - lo) / (ends[hi] - ends[lo]) if hi - lo >= 2 and ends[hi] > ends[lo] else 0.0
@@ -150,7 +151,7 @@ def per_episode_calls(run_dir: Path) -> list[int]:
     calls = []
     for line in (run_dir / "events.jsonl").read_bytes().splitlines():
         event = orjson.loads(line)
-        if event.get("type") == "episode.ended":
+        if event.get("type") == EPISODE_ENDED:
             calls.append(int(event["outcome"].get("llm_calls", 0)))
     return calls
 

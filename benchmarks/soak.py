@@ -65,6 +65,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import orjson  # noqa: E402
 
+from agentbus.events import EPISODE_ENDED  # noqa: E402
+
 PYTHON = sys.executable
 #: episodes whose answers a default simulated server (64 sequences, speed 1) can
 #: generate per minute at full capacity (measured by this script: output tokens
@@ -261,7 +263,7 @@ def read_log(run_dir: Path) -> tuple[Any, Counter[str]]:
     for raw in (run_dir / "events.jsonl").read_bytes().splitlines():
         with contextlib.suppress(orjson.JSONDecodeError):
             event = orjson.loads(raw)
-            if event.get("type") != "episode.ended":
+            if event.get("type") != EPISODE_ENDED:
                 continue
             record = EpisodeRecord.parse(event)
             if record is None:
@@ -326,7 +328,7 @@ def memory(samples: list[tuple[float, int]], t0: float, wall: float) -> dict[str
 
 def ended_lines(run_dir: Path) -> int:
     path = run_dir / "events.jsonl"
-    return path.read_bytes().count(b'"type":"episode.ended"') if path.exists() else 0
+    return path.read_bytes().count(f'"type":"{EPISODE_ENDED}"'.encode()) if path.exists() else 0
 
 
 def kill_and_resume(url: str, tasks: int, workdir: Path) -> dict[str, Any]:
