@@ -300,7 +300,8 @@ def tasks_in_flight(config: RunConfig, plan: EvaluationPlan) -> int:
 
     256 rather than fewer: episodes of one task share calls and wait on the
     environment, so a window of 128 episodes kept only about 30 requests in
-    flight and cost a tenth of the throughput (benchmarks/saturation.py)."""
+    flight and cost a tenth of the throughput (benchmarks/saturation.py).
+    """
     if config.tasks_in_flight is not None:
         return config.tasks_in_flight
     block = max(1, len(plan.coalitions) * len(plan.test_models) * plan.repeats)
