@@ -28,6 +28,7 @@ import random
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from agentbus import ChatMessage, ExpertQuery, Task, Upstream, Verdict, task_spread
@@ -46,19 +47,33 @@ _BARE = re.compile(r"^\s*(?:\d+[.)]\s*)?(?:\$\s*)?((?:git \S.*|undo))\s*$", re.M
 _CACHE = 4096
 
 
+#: prompts whose reading is remembered (assess and respond read the same prompt)
+_READ_MEMO = 64
+
+
 def sections(text: str) -> dict[str, str]:
     """``## Title`` sections of a contract-shaped prompt (the body runs to the next one)."""
+    return dict(_sections(text))
+
+
+@lru_cache(maxsize=_READ_MEMO)
+def _sections(text: str) -> tuple[tuple[str, str], ...]:
     out: dict[str, str] = {}
     marks = list(_SECTION.finditer(text))
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
         out[m.group(1)] = text[m.end() : end].strip("\n")
-    return out
+    return tuple(out.items())
 
 
 def history_rounds(history: str) -> list[tuple[str, str]]:
     """(thought, action) of each finished round in a ``## History`` body."""
-    return [(m.group(2), m.group(3).strip()) for m in _ROUND.finditer(history)]
+    return list(_history_rounds(history))
+
+
+@lru_cache(maxsize=_READ_MEMO)
+def _history_rounds(history: str) -> tuple[tuple[str, str], ...]:
+    return tuple((m.group(2), m.group(3).strip()) for m in _ROUND.finditer(history))
 
 
 def commands_in(text: str) -> list[str]:

@@ -17,7 +17,8 @@ from collections.abc import Iterable, Sequence
 
 from agentbus import ChatMessage, ExpertQuery, Task, Upstream, Verdict, task_spread
 from environments.robot.prompt import sections
-from environments.robot.situation import Situation, understand
+from environments.robot.rules import Rules, rules_for
+from environments.robot.situation import Replays, Situation, understand
 from environments.robot.tasks import ENV, scene_of
 from environments.robot.writer import (
     fence,
@@ -77,6 +78,9 @@ class RobotExpert:
         self._by_text: dict[str, Task] = {}
         self._by_id: dict[str, Task] = {}
         self._seen: OrderedDict[tuple[str, str, str], Situation] = OrderedDict()
+        #: task id -> its scene's rules (they remember the distances they computed)
+        #: and the states its prompts' histories lead to
+        self._rules: OrderedDict[str, tuple[Rules, Replays]] = OrderedDict()
 
     def add_tasks(self, tasks: Iterable[Task]) -> None:
         for task in tasks:
@@ -95,11 +99,25 @@ class RobotExpert:
             task = self._by_id.get(m.group(1)) if m else None
         return task
 
+    def rules(self, task: Task) -> tuple[Rules, Replays]:
+        """The task's rules and replay memo, made once per task (scene validation,
+        roll-outs and history replays are the expert's costly parts)."""
+        known = self._rules.get(task.id)
+        if known is None:
+            known = (rules_for(scene_of(task)), {})
+            self._rules[task.id] = known
+            if len(self._rules) > _CACHE:
+                self._rules.popitem(last=False)
+        else:
+            self._rules.move_to_end(task.id)
+        return known
+
     def situation(self, query: ExpertQuery) -> Situation:
         key = (query.task.id, query.role, query.user)
         sit = self._seen.get(key)
         if sit is None:
-            sit = understand(query.task, scene_of(query.task), query.user)
+            rules, replays = self.rules(query.task)
+            sit = understand(query.task, rules.scene, query.user, rules, replays)
             self._seen[key] = sit
             if len(self._seen) > _CACHE:
                 self._seen.popitem(last=False)
@@ -147,7 +165,7 @@ class RobotExpert:
         return reflection_text(sit) if verdict.correct else wrong_reflection(sit, rng)
 
     def _planning(self, query: ExpertQuery, verdict: Verdict, rng: random.Random) -> str:
-        rules = understand(query.task, scene_of(query.task), "").rules
+        rules, _ = self.rules(query.task)
         if verdict.malformed:
             return "Plan: get the robots to finish the task together."
         return plan_text(rules) if verdict.correct else wrong_plan(rules, rng)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _HEADER = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
 _ROUND = re.compile(r"^\W*Round\s+(\d+)\b.*$", re.MULTILINE)
@@ -17,14 +18,24 @@ _FEEDBACK = re.compile(r"^\W*Feedback:[ \t]?", re.MULTILINE)
 _THOUGHT = re.compile(r"^\W*Thought:[ \t]?", re.MULTILINE)
 
 
+#: prompts whose reading is remembered: the expert reads each prompt several
+#: times (to find the task, to judge, to answer), each time from the start
+_MEMO = 64
+
+
 def sections(user: str) -> dict[str, str]:
     """``## title`` -> body (up to the next ``## `` line); the first one wins."""
+    return dict(_sections(user))
+
+
+@lru_cache(maxsize=_MEMO)
+def _sections(user: str) -> tuple[tuple[str, str], ...]:
     out: dict[str, str] = {}
     heads = list(_HEADER.finditer(user))
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(user)
         out.setdefault(m.group(1).strip(), user[m.end() : end].strip())
-    return out
+    return tuple(out.items())
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,11 @@ def _between(block: str, start: re.Pattern[str], end: re.Pattern[str] | None) ->
 
 def history_rounds(history: str) -> list[HistoryRound]:
     """The rounds of a ``## History`` (or ``## Last step``) body, in order."""
+    return list(_history_rounds(history))
+
+
+@lru_cache(maxsize=_MEMO)
+def _history_rounds(history: str) -> tuple[HistoryRound, ...]:
     heads = list(_ROUND.finditer(history))
     rounds: list[HistoryRound] = []
     for i, m in enumerate(heads):
@@ -68,4 +84,4 @@ def history_rounds(history: str) -> list[HistoryRound]:
                 feedback=_between(block, _FEEDBACK, None),
             )
         )
-    return rounds
+    return tuple(rounds)

@@ -40,9 +40,10 @@ class StepResult:
 class World:
     """One task instance's rules and its current state."""
 
-    def __init__(self, scene: Scene) -> None:
+    def __init__(self, scene: Scene, rules: Rules | None = None) -> None:
         self.scene = scene
-        self.rules: Rules = rules_for(scene)
+        #: ``rules`` must be this scene's (the expert reuses one instance per task)
+        self.rules: Rules = rules if rules is not None else rules_for(scene)
         self.state: State = self.rules.initial()
 
     @property

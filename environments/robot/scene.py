@@ -10,7 +10,6 @@ that copying it (for the expert's look-ahead) is cheap and uniform.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -123,7 +122,18 @@ class State:
     rounds: int = 0
 
     def copy(self) -> State:
-        return copy.deepcopy(self)
+        # every value is an immutable string (or None), so copying the
+        # containers is a deep copy; copy.deepcopy is the expert's hot spot
+        return State(
+            at=dict(self.at),
+            holding=dict(self.holding),
+            location=dict(self.location),
+            stack=list(self.stack),
+            opened=set(self.opened),
+            done=list(self.done),
+            failure=self.failure,
+            rounds=self.rounds,
+        )
 
 
 def round_text(rnd: Round, order: list[str]) -> str:

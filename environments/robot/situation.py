@@ -55,9 +55,27 @@ class Situation:
         return bool(rnd) and self.rules.is_good(state or self.state, rnd)
 
 
-def understand(task: Task, scene: Scene, user: str) -> Situation:
+#: what a replay remembers: the executed-action texts so far -> the state after them
+Replays = dict[tuple[str | None, ...], State]
+#: states one replay memo holds before it starts afresh
+_REPLAY_MEMO = 4096
+
+
+def understand(
+    task: Task,
+    scene: Scene,
+    user: str,
+    rules: Rules | None = None,
+    replays: Replays | None = None,
+) -> Situation:
+    """The prompt's situation.
+
+    ``rules`` (this scene's) saves building them again; ``replays`` (one per
+    scene, kept by the caller) remembers the state after each history prefix,
+    so a prompt one round longer than one seen before replays one round.
+    """
     parts = sections(user)
-    world = World(scene)
+    world = World(scene, rules)
     rounds = history_rounds(parts.get("History", ""))
     last_step = history_rounds(parts.get("Last step", ""))
     if last_step and all(r.number != last_step[-1].number for r in rounds):
@@ -65,11 +83,21 @@ def understand(task: Task, scene: Scene, user: str) -> Situation:
     states = [world.state.copy()]
     before_last: State | None = None
     after_rejected: State | None = None
+    prefix: tuple[str | None, ...] = ()
     for i, r in enumerate(rounds):
         if i == len(rounds) - 1:
             before_last = world.state.copy()
-        if r.executed and not world.done:
-            world.execute(r.action)
+        prefix = (*prefix, r.action if r.executed else None)
+        known = replays.get(prefix) if replays is not None else None
+        if known is not None:
+            world.state = known.copy()
+        else:
+            if r.executed and not world.done:
+                world.execute(r.action)
+            if replays is not None:
+                if len(replays) >= _REPLAY_MEMO:
+                    replays.clear()
+                replays[prefix] = world.state.copy()
         states.append(world.state.copy())
         if is_rejected(r.feedback):
             after_rejected = states[-1]

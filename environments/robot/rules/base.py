@@ -17,6 +17,23 @@ from environments.robot.scene import Act, Round, Scene, State
 
 #: cap on look-ahead roll-outs (far above any round limit)
 HORIZON = 80
+#: states whose distance one Rules instance remembers (the expert judges the
+#: same states over and over: every coalition of a task replays the same rounds)
+_DISTANCE_MEMO = 4096
+
+
+def state_key(state: State) -> tuple[object, ...]:
+    """Everything a state holds, in iteration order (equal keys: equal behaviour)."""
+    return (
+        tuple(state.at.items()),
+        tuple(state.holding.items()),
+        tuple(state.location.items()),
+        tuple(state.stack),
+        tuple(state.opened),
+        tuple(state.done),
+        state.failure,
+        state.rounds,
+    )
 
 
 class Rules(ABC):
@@ -29,6 +46,10 @@ class Rules(ABC):
     def __init__(self, scene: Scene) -> None:
         self.scene = scene
         self.robots = scene.robot_names
+        # rules are a pure function of the (frozen) scene, so these are safe to keep
+        self._verb_names = [v.split()[0] for v in self.verbs]
+        self._subtask_count: int | None = None
+        self._distance: dict[tuple[object, ...], int] = {}
 
     # --- the world -----------------------------------------------------------------
     @abstractmethod
@@ -107,11 +128,11 @@ class Rules(ABC):
             problems.append(
                 f"every robot needs exactly one action per round; missing: {', '.join(missing)}"
             )
+        verbs = self._verb_names
         for act in rnd.values():
-            if act.verb not in self.verb_names():
+            if act.verb not in verbs:
                 problems.append(
-                    f"{act}: unknown action {act.verb!r} for this task "
-                    f"(use {', '.join(self.verb_names())})"
+                    f"{act}: unknown action {act.verb!r} for this task (use {', '.join(verbs)})"
                 )
                 continue
             why = self.check_act(state, act, rnd)
@@ -120,10 +141,12 @@ class Rules(ABC):
         return problems
 
     def verb_names(self) -> list[str]:
-        return [v.split()[0] for v in self.verbs]
+        return list(self._verb_names)
 
     def is_complete(self, state: State) -> bool:
-        return len(self.completed(state)) == len(self.subtasks())
+        if self._subtask_count is None:
+            self._subtask_count = len(self.subtasks())
+        return len(self.completed(state)) == self._subtask_count
 
     def reward(self, state: State) -> float:
         total = len(self.subtasks())
@@ -146,8 +169,15 @@ class Rules(ABC):
 
     def distance(self, state: State) -> int:
         """Rounds the policy needs from ``state`` (a large number if it cannot finish)."""
-        plan = self.rollout(state)
-        return HORIZON * 2 if plan is None else len(plan)
+        key = state_key(state)
+        known = self._distance.get(key)
+        if known is None:
+            plan = self.rollout(state)
+            known = HORIZON * 2 if plan is None else len(plan)
+            if len(self._distance) >= _DISTANCE_MEMO:
+                self._distance.clear()
+            self._distance[key] = known
+        return known
 
     def is_good(self, state: State, rnd: Round, base: int | None = None) -> bool:
         """A round is good when it is valid, complete and brings the goal closer.
