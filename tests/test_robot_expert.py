@@ -12,7 +12,9 @@ from agentbus.messages import ActionProposed
 from agentbus.sim.expert import Expert, ExpertQuery, Verdict
 from environments.robot.env import RobotEnvironment
 from environments.robot.expert import RobotExpert
-from environments.robot.tasks import generated_tasks
+from environments.robot.rules.base import state_key
+from environments.robot.situation import understand
+from environments.robot.tasks import generated_tasks, scene_of
 
 History = list[tuple[str, str, str]]
 
@@ -122,3 +124,40 @@ def test_expert_protocol_registration_and_unknown_prompts() -> None:
     other = tasks[0].model_copy(update={"instruction": "Solve x + 1 = 2.", "id": "m1"})
     assert ex.find_task(prompt(other, "reasoning", "", [])) is None
     assert ex.find_task([{"role": "user", "content": "hello"}]) is None
+
+
+async def test_remembered_replays_and_distances_match_a_fresh_reading() -> None:
+    """The expert's per-task memos (rules, roll-out distances, history replays) change
+    nothing: along episodes with wrong and rejected rounds, every situation equals
+    one understood from scratch."""
+    tasks = generated_tasks(8, 21)
+    ex = RobotExpert()
+    ex.add_tasks(tasks)
+    for k, task in enumerate(tasks):
+        env = RobotEnvironment()
+        obs = (await env.reset(task)).text
+        hist: History = []
+        for step in range(6):
+            verdict = Verdict(correct=(step + k) % 3 != 1)
+            thought, q1 = ask(ex, task, "reasoning", obs, hist, verdict)
+            answer, q2 = ask(ex, task, "action", obs, hist, verdict, current_thought=thought)
+            queries = [q1, q2]
+            if hist:
+                queries.append(ask(ex, task, "reflection", obs, hist, verdict)[1])
+            for q in queries:
+                ex.assess(q)
+                mine = ex.situation(q)
+                fresh = understand(task, scene_of(task), q.user)
+                assert [state_key(s) for s in mine.states] == [state_key(s) for s in fresh.states]
+                for a, b in (
+                    (mine.before_last, fresh.before_last),
+                    (mine.after_rejected, fresh.after_rejected),
+                ):
+                    assert (a is None) == (b is None)
+                    assert a is None or b is None or state_key(a) == state_key(b)
+                assert mine.last == fresh.last and mine.parts == fresh.parts
+                assert mine.rules.distance(mine.state) == fresh.rules.distance(fresh.state)
+            fb = await env.step(ActionProposed(text=fenced(answer)))
+            hist.append((thought, fenced(answer), fb.text))
+            if fb.done:
+                break
