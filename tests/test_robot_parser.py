@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_robot_rules import sweep_world
@@ -9,6 +11,7 @@ from test_robot_rules import sweep_world
 from agentbus.messages import ActionProposed
 from environments.robot.env import RobotEnvironment
 from environments.robot.parser import extract_round, parse_execute
+from environments.robot.prompt import sections
 from environments.robot.runner import World
 from environments.robot.scene import Act
 from environments.robot.tasks import generated_tasks, scene_of, task_for
@@ -121,3 +124,25 @@ def test_any_action_text_gives_feedback_never_an_exception(
     result = world.execute(("EXECUTE\n" + body + "\n") * blocks)
     text = world.report(result)
     assert text and (result.invalid or result.executed or not lines)
+
+
+_HEADER = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
+_PIECES = ["## ", "#", "\n", "\n## ", " ", "\t", "\r", "\x0b", "\u2028", "a", "Plan", "x y"]
+
+
+def _sections_by_regex(user: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    heads = list(_HEADER.finditer(user))
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(user)
+        out.setdefault(m.group(1).strip(), user[m.end() : end].strip())
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=16))
+def test_sections_scan_equals_the_header_regex(pieces: list[str]) -> None:
+    """The expert's plain scan of ``## `` sections reads every text as the regex does."""
+    user = "".join(pieces)
+    assert sections(user) == _sections_by_regex(user)
+    assert list(sections(user)) == list(_sections_by_regex(user))

@@ -80,25 +80,30 @@ def understand(
     last_step = history_rounds(parts.get("Last step", ""))
     if last_step and all(r.number != last_step[-1].number for r in rounds):
         rounds.append(last_step[-1])
-    states = [world.state.copy()]
+    # ``current`` is never changed in place (it may be a remembered state): a
+    # round is executed on a copy of it
+    current = world.state
+    states = [current.copy()]
     before_last: State | None = None
     after_rejected: State | None = None
     prefix: tuple[str | None, ...] = ()
     for i, r in enumerate(rounds):
         if i == len(rounds) - 1:
-            before_last = world.state.copy()
+            before_last = current.copy()
         prefix = (*prefix, r.action if r.executed else None)
         known = replays.get(prefix) if replays is not None else None
-        if known is not None:
-            world.state = known.copy()
-        else:
+        if known is None:
+            world.state = current
             if r.executed and not world.done:
+                world.state = current.copy()
                 world.execute(r.action)
+            known = world.state
             if replays is not None:
                 if len(replays) >= _REPLAY_MEMO:
                     replays.clear()
-                replays[prefix] = world.state.copy()
-        states.append(world.state.copy())
+                replays[prefix] = known
+        current = known
+        states.append(current.copy())
         if is_rejected(r.feedback):
             after_rejected = states[-1]
     return Situation(
