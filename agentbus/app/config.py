@@ -11,6 +11,8 @@ the new ones.
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -178,13 +180,22 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _key_text(part: object) -> str:
+    """One part of a key path, quoted TOML-style unless plain, so the message stays one line."""
+    text = str(part)
+    return text if _PLAIN_KEY.fullmatch(text) else json.dumps(text)
+
+
 def build_config(data: dict[str, Any]) -> RunConfig:
     """Validate ``data``; report the first problem as ``key.path: message``."""
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "config"
+        where = ".".join(_key_text(p) for p in err["loc"]) or "config"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown setting"
