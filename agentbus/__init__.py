@@ -22,6 +22,9 @@ docs/plugins.md shows the smallest complete example of each. The engine room
 too, for embedding the runtime in a program.
 """
 
+import structlog as _structlog
+
+from agentbus import logs as _logs
 from agentbus import registry
 from agentbus.actor import Actor, ActorContext, on
 from agentbus.bus import Bus
@@ -66,6 +69,13 @@ from agentbus.sim.expert import (
     task_spread,
 )
 from agentbus.variants import OFF
+
+# A program that embeds agentbus without setting up logging would otherwise get
+# structlog's default: every debug line on stdout, unredacted. Warnings and up
+# go to stderr through the redacting processor instead; a program that
+# configures structlog itself (before or after this import) keeps its own.
+if not _structlog.is_configured():
+    _logs.configure("warning")
 
 __all__ = [
     "DEFAULT_RUN_TASKS",

@@ -13,7 +13,8 @@ How a command is shortened (the only changes made to what the docs say):
 * ``RULES`` gives each kind of command its extra flags, appended at the end
   (argparse keeps the last value, so ``--tasks 2000`` in the docs becomes
   ``--tasks 2``): evaluations run 2 tasks at ``--sim-speed 0`` (no simulated
-  serving delays) with ``--progress off`` in a fresh temporary ``--run-dir``;
+  serving delays) with ``--progress off`` and ``--no-plots`` in a fresh
+  temporary ``--run-dir`` (the Quick start's run keeps its plots);
   a run with ``--serve`` keeps ``--sim-speed 3`` so that ``tail`` (given
   ``--from 0``) can attach while it runs; the simulator server gets
   ``--speed 0``; ``agentbus.truth make`` computes 30 tasks with one worker
@@ -68,6 +69,9 @@ PY = sys.executable
 
 RUN_MODULE = r"agentbus(?:\.app)?\.run"
 SHORT_RUN = ["--tasks", "2", "--sim-speed", "0", "--progress", "off", "--run-dir", "{run}"]
+#: plots are drawn by the Quick start's shortened run (and tests/test_attribution_report.py); the
+#: other shortened runs skip them (a second of CPU each)
+NO_PLOTS = ["--no-plots"]
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,7 @@ RULES: tuple[Rule, ...] = (
         slow=True,
     ),
     Rule("resume", rf"-m {RUN_MODULE} .*--resume", "run", extra=("--progress", "off")),
-    Rule("evaluation", rf"-m {RUN_MODULE}(\s|$)", "run", extra=tuple(SHORT_RUN)),
+    Rule("evaluation", rf"-m {RUN_MODULE}(\s|$)", "run", extra=(*SHORT_RUN, *NO_PLOTS)),
     Rule("report", r"-m agentbus(?:\.app)?\.report(\s|$)", "run", extra=("--quiet", "--no-plots")),
     Rule("tail", r"-m agentbus(?:\.runs)?\.tail(\s|$)", "run", extra=("--from", "0")),
     Rule(
@@ -256,6 +260,8 @@ def test_quick_start_is_two_commands() -> None:
         run[:2] == [".venv/bin/python", "-m"] and re.fullmatch(RUN_MODULE, run[2]) and len(run) == 3
     )
     assert tests.split()[:3] == [".venv/bin/python", "-m", "pytest"]
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if "pytest" in line]
+    assert ci == [tests], ".ci/run runs exactly the README's test command"
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
@@ -274,6 +280,7 @@ def test_quick_start_run_shortened(tmp_path: Path) -> None:
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "run" / "results.json").exists()
+    assert (tmp_path / "run" / "plots" / "shapley.png").exists(), "the default run draws plots"
 
 
 # -- running ------------------------------------------------------------------

@@ -33,7 +33,7 @@ TOTAL = LIMIT * 2**SLOTS
 BASE = [sys.executable, "-m", "agentbus.run", "--env", "math", "--limit", str(LIMIT)]
 QUIET = ["--progress", "off"]
 FAST = ["--sim-speed", "0"]  # no simulated latency
-SLOW = ["--concurrency", "8", "--sim-speed", "4"]  # latency on: the kill lands mid-run
+SLOW = ["--concurrency", "8", "--sim-speed", "10"]  # latency on: the kill lands mid-run
 
 
 @cache

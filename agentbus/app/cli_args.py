@@ -122,6 +122,13 @@ def parser() -> OneLineParser:
     a("--token", help="bearer token for --serve on a non-loopback address")
     a("--progress", choices=["auto", "rich", "plain", "off"], help="console progress display")
     a("--no-trace", dest="trace", action="store_false", default=None, help="keep no traces")
+    a(
+        "--no-plots",
+        dest="plots",
+        action="store_false",
+        default=None,
+        help="write no PNG/SVG plots (results.json and results.md are still written)",
+    )
     a("--temperature", type=float, help="sampling temperature (default 0)")
     a("--sampling-seed", type=int, help="fixed sampling seed (makes T>0 cacheable)")
     a("--cache", choices=["auto", "on", "off"], help="shared LLM calls (default auto)")
@@ -171,6 +178,7 @@ FLAT_KEYS = (
     "token",
     "progress",
     "trace",
+    "plots",
     "budget_usd",
     "budget_tokens",
     "pareto",

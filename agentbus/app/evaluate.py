@@ -44,7 +44,6 @@ from agentbus.runs.store import RunStore
 from agentbus.runtime import Runtime
 from agentbus.sim.profiles import ProfileSet
 from agentbus.sim.service import SimHandle, sim_service
-from attribution.plots import write_plots
 from attribution.results import build_results, render_console, to_markdown
 from attribution.service import AttributionService
 
@@ -613,6 +612,9 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     prep.store.write_json("results.json", results)
     prep.store.write_text("results.md", to_markdown(results) + cost_markdown(results))
     if config.plots:
+        # imported here: matplotlib costs a run without plots a second of start-up
+        from attribution.plots import write_plots
+
         write_plots(results, prep.run_dir / "plots")
         if results.get("pareto"):
             from attribution.pareto_plot import plot_front

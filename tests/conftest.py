@@ -1,0 +1,34 @@
+"""Suite-wide ordering: the longest test files start first.
+
+The suite runs with ``-n auto --dist loadfile`` (pytest-xdist, the README's test command): each file
+stays on one worker and files are handed out in collection order. A
+several-minute file collected last would leave one core idle while it runs
+alone at the end, so the files measured to take longest (``pytest
+--durations``) are moved to the front; the order within a file is kept.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+#: longest first (measured on two cores); files not listed keep their order after these
+LONGEST_FILES = (
+    "test_truth_coverage.py",
+    "test_docs_commands.py",
+    "test_resume_kill.py",
+    "test_evaluation_math.py",
+    "test_truth.py",
+    "test_honest_numbers.py",
+    "test_disk_files.py",
+    "test_api_limits_run.py",
+    "test_ray_executor.py",
+    "test_os_atp_runs.py",
+    "test_soak_smoke.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    last = len(LONGEST_FILES)
+    # sorted() is stable: within a file, and among unlisted files, the order is unchanged
+    items[:] = sorted(items, key=lambda item: rank.get(item.path.name, last))
