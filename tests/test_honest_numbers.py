@@ -160,3 +160,25 @@ def test_repeats_at_temperature_above_zero_run_with_the_task_as_unit(tmp_path: P
     summary = results["models"]["sim:strong"]
     assert all(row["n"] == 6 for row in summary["coalitions"].values())
     assert summary["se_method"] == "paired"
+
+
+def test_adaptive_runs_keep_few_task_blocks_in_flight() -> None:
+    """A fixed run keeps ~256 episodes in flight; an adaptive one at most a few
+    blocks, so its stop is not overrun by work issued before any estimate."""
+    from agentbus.app.evaluate import (
+        ADAPTIVE_TASKS_IN_FLIGHT,
+        load_environment,
+        make_plan,
+        tasks_in_flight,
+    )
+
+    for slots, fixed in (("planning,action", 64), ("planning,reasoning,action,reflection", 16)):
+        config = parse(["--slots", slots, "--tasks", "4"])
+        plan = make_plan(config, load_environment(config).tasks)
+        assert tasks_in_flight(config, plan) == fixed
+        adaptive = parse(["--slots", slots, "--tasks", "4", "--adaptive"])
+        window = tasks_in_flight(adaptive, make_plan(adaptive, load_environment(adaptive).tasks))
+        assert window == min(fixed, ADAPTIVE_TASKS_IN_FLIGHT)
+        chosen = parse(["--slots", slots, "--tasks", "4", "--adaptive"])
+        chosen = chosen.model_copy(update={"tasks_in_flight": 3})
+        assert tasks_in_flight(chosen, plan) == 3

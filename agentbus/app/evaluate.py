@@ -294,17 +294,28 @@ def prepare(config: RunConfig) -> Prepared:
     return prep
 
 
+#: task blocks an adaptive run keeps in flight (per event loop), unless set
+ADAPTIVE_TASKS_IN_FLIGHT = 8
+
+
 def tasks_in_flight(config: RunConfig, plan: EvaluationPlan) -> int:
     """Task blocks in flight: enough to keep about 256 episodes running, at least 2.
 
     256 rather than fewer: episodes of one task share calls and wait on the
     environment, so a window of 128 episodes kept only about 30 requests in
     flight and cost a tenth of the throughput (benchmarks/saturation.py).
+
+    An adaptive run holds at most ``ADAPTIVE_TASKS_IN_FLIGHT`` blocks: it can
+    only stop between blocks, and everything issued before the stop still
+    runs, so a wide window would spend the work the stop is meant to save (a
+    two-slot game would issue 64 tasks before its first estimate).
     """
     if config.tasks_in_flight is not None:
         return config.tasks_in_flight
     block = max(1, len(plan.coalitions) * len(plan.test_models) * plan.repeats)
     per_loop = max(2, min(config.concurrency, 256) // block)
+    if config.adaptive:
+        per_loop = min(per_loop, ADAPTIVE_TASKS_IN_FLIGHT)
     return per_loop * (config.workers if config.executor == "ray" else 1)
 
 
