@@ -17,15 +17,23 @@ counting rule lives in :class:`RecordBook` and nowhere else:
 * each cell counts at most once: the counting record with the highest
   attempt number wins (on a tie, the later one);
 * a cell with failed attempts and no counting one is *unresolved*.
+
+A book lasts as long as the run and holds one counting record per cell, so it
+keeps each one packed (:class:`PackedRecord`: its JSON without the message
+trace, deflated, about 0.25 KB instead of about 8 KB of pydantic objects) and
+unpacks it when it is read. The log keeps the full record, trace included.
 """
 
 from __future__ import annotations
 
+import sys
+import zlib
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentbus.llm.prices import PriceTable
@@ -156,6 +164,70 @@ class EpisodeRecord(BaseModel):
         return self.outcome.reward
 
 
+def _field_names() -> bytes:
+    """The JSON keys every packed record repeats (the start of each book's dictionary)."""
+    names = [*EpisodeRecord.model_fields, *Outcome.model_fields, *SlotUsage.model_fields]
+    return "".join(f'"{name}":' for name in names).encode()
+
+
+_FIELD_NAMES = _field_names()
+#: deflate looks back at most this far, so a longer dictionary would only take memory
+_WINDOW = 32 * 1024
+#: raw deflate (no header, no checksum: the bytes never leave the process)
+_RAW = -15
+
+
+@dataclass(frozen=True, slots=True)
+class PackedRecord:
+    """One counting record as a book keeps it: the cell's id and attempt, the rest deflated.
+
+    ``data`` is the record's JSON (defaults and the message trace left out),
+    deflated by the book's :class:`RecordPacker`: about 0.25 KB per cell where
+    the pydantic objects (one per slot's usage too) took about 8 KB, which a
+    long run kept for every cell of its books.
+    """
+
+    episode_id: str
+    kind: str
+    attempt: int
+    data: bytes
+
+
+class RecordPacker:
+    """Packs and unpacks the records of one book.
+
+    Its deflate dictionary is the field names plus the first record packed:
+    the records of one run repeat its keys, slot names, models and task-id
+    prefixes, so each packs to a few hundred bytes. The dictionary is fixed at
+    the first record, so every record of the book unpacks with the same one.
+    """
+
+    def __init__(self) -> None:
+        self._zdict: bytes | None = None
+
+    def pack(self, record: EpisodeRecord) -> PackedRecord:
+        raw = orjson.dumps(
+            record.model_dump(mode="json", exclude_defaults=True, exclude={"outcome": {"trace"}})
+        )
+        if self._zdict is None:
+            self._zdict = (_FIELD_NAMES + raw)[-_WINDOW:]
+        deflate = zlib.compressobj(6, zlib.DEFLATED, _RAW, zdict=self._zdict)
+        return PackedRecord(
+            sys.intern(record.episode_id),
+            record.kind,
+            record.attempt,
+            deflate.compress(raw) + deflate.flush(),
+        )
+
+    def unpack(self, packed: PackedRecord) -> EpisodeRecord:
+        """The record ``packed`` was made from (equal to it, without its trace)."""
+        if self._zdict is None:
+            raise ValueError("this packer has packed nothing yet")
+        inflate = zlib.decompressobj(_RAW, zdict=self._zdict)
+        data = orjson.loads(inflate.decompress(packed.data) + inflate.flush())
+        return EpisodeRecord.model_validate(data)
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
     """What adding one record did to the book."""
@@ -166,10 +238,15 @@ class Change:
 
 
 class RecordBook:
-    """The one counting rule over a stream of records (see the module docstring)."""
+    """The one counting rule over a stream of records (see the module docstring).
+
+    Records read back from a book are equal to the ones added, without their
+    message trace (the log has it), and new objects on every read.
+    """
 
     def __init__(self) -> None:
-        self._counting: dict[str, EpisodeRecord] = {}
+        self._counting: dict[str, PackedRecord] = {}
+        self._packer = RecordPacker()
         self._attempts: dict[str, int] = {}
         #: failed attempts by error kind, over the whole stream
         self.failures_by_kind: Counter[str] = Counter()
@@ -178,7 +255,7 @@ class RecordBook:
 
     def add(self, record: EpisodeRecord) -> Change:
         """Apply the counting rule to one more record."""
-        cell = record.episode_id
+        cell = sys.intern(record.episode_id)  # one copy of the id for the book's two tables
         self._attempts[cell] = max(self._attempts.get(cell, 0), record.attempt)
         if not record.counts:
             kind = record.outcome.error_kind or "unknown"
@@ -188,14 +265,15 @@ class RecordBook:
         old = self._counting.get(cell)
         if old is not None and old.attempt > record.attempt:
             return Change(False)  # a stale attempt arriving late: the newer one stands
-        self._counting[cell] = record
-        return Change(True, old)
+        self._counting[cell] = self._packer.pack(record)
+        return Change(True, None if old is None else self._packer.unpack(old))
 
     # -- reading --------------------------------------------------------------
 
     def counted(self, cell: str) -> EpisodeRecord | None:
-        """The record that counts for ``cell``, if any."""
-        return self._counting.get(cell)
+        """The record that counts for ``cell``, if any (without its trace)."""
+        packed = self._counting.get(cell)
+        return None if packed is None else self._packer.unpack(packed)
 
     def is_counted(self, cell: str) -> bool:
         return cell in self._counting
@@ -205,10 +283,14 @@ class RecordBook:
         return self._attempts.get(cell, 0)
 
     def records(self, kind: RecordKind | None = None) -> Iterator[EpisodeRecord]:
-        """Counting records, one per cell, in the order their cells first counted."""
-        for record in self._counting.values():
-            if kind is None or record.kind == kind:
-                yield record
+        """Counting records, one per cell, in the order their cells first counted.
+
+        Each is unpacked as it is reached (without its trace): iterate, do not
+        keep them all, where the book is large.
+        """
+        for packed in self._counting.values():
+            if kind is None or packed.kind == kind:
+                yield self._packer.unpack(packed)
 
     @property
     def count(self) -> int:
@@ -230,8 +312,10 @@ class RecordBook:
 __all__ = [
     "Change",
     "EpisodeRecord",
+    "PackedRecord",
     "RecordBook",
     "RecordKind",
+    "RecordPacker",
     "payload_counts",
     "price_usage",
 ]

@@ -52,3 +52,54 @@ def test_service_keeps_records_without_traces() -> None:
     assert len(kept) == 1 and kept[0].outcome.trace is None
     assert kept[0].reward == 1.0
     assert record.outcome.trace == trace  # the caller's record is untouched
+
+
+def test_book_keeps_counted_records_packed_and_gives_back_equal_ones() -> None:
+    from agentbus.outcome import SlotUsage
+    from agentbus.record import RecordBook, RecordPacker
+
+    slots = ("planning", "reasoning", "action", "reflection")
+    usage = {
+        s: SlotUsage(model="m", calls=2, input_tokens=1165, output_tokens=307, cost_usd=0.0051)
+        for s in slots
+    }
+    records = [
+        EpisodeRecord(
+            episode_id=f"m|{'+'.join(slots[:k])}|t{i}|r0",
+            task_id=f"t{i}",
+            block=i,
+            test_model="m",
+            default_model="d",
+            coalition=slots[:k],
+            slots=slots,
+            assignment={s: "m" if j < k else "d" for j, s in enumerate(slots)},
+            env="math",
+            outcome=Outcome(
+                reward=0.5,
+                success=True,
+                steps=3,
+                latency_s=20.561056869000026,
+                details={"answers": ["22"], "solved": True},
+                usage=usage,
+                trace=[{"type": "Thought", "text": "x" * 1000}],
+            ),
+        )
+        for i in range(3)
+        for k in range(len(slots) + 1)
+    ]
+    book = RecordBook()
+    for record in records:
+        assert book.add(record).counted
+    kept = list(book.records())
+    assert kept == [r.without_trace() for r in records]  # equal, in order, trace left out
+    assert book.counted(records[0].episode_id) == records[0].without_trace()
+    # what a cell costs the book: well under 1 KB (the pydantic objects took about 8 KB)
+    packer = RecordPacker()
+    packed = [packer.pack(r) for r in records]
+    assert max(len(p.data) for p in packed) < 400
+    assert [packer.unpack(p) for p in packed] == [r.without_trace() for r in records]
+    # a later attempt replaces; the one it replaced comes back
+    again = records[0].model_copy(update={"attempt": 2})
+    change = book.add(again)
+    assert change.counted and change.replaced == records[0].without_trace()
+    assert book.counted(again.episode_id) == again.without_trace() and book.count == len(records)

@@ -166,13 +166,10 @@ class RunEstimate:
         self._block_attempts: dict[str, int] = defaultdict(int)
         self._declared: list[str] = []
         self._admitted: list[str] = []
-        self._task_of: dict[str, str] = {}
         self.announced = False
 
     def expect(self, ident: int, cells: tuple[str, ...], task: str) -> None:
         self._declared.append(task)
-        for cell in cells:
-            self._task_of[cell] = task
         self._admit(self.admission.expect(ident, cells, task))
 
     def give_up(self, cell: str) -> None:

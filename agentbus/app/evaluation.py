@@ -20,6 +20,7 @@ environments), so the core stays free of concrete plugins.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,8 @@ from agentbus.variants import OFF, Variant, label
 
 
 def episode_id(model: str, key: str, task_id: str, repeat: int) -> str:
-    return f"{model}|{key or EMPTY_IN_EPISODE_ID}|{task_id}|r{repeat}"
+    # interned: the run's per-cell tables (blocks, books, the log index) share one copy
+    return sys.intern(f"{model}|{key or EMPTY_IN_EPISODE_ID}|{task_id}|r{repeat}")
 
 
 def cell_id(plan: EvaluationPlan, cell: tuple[str, tuple[str, ...], Task, int]) -> str:

@@ -369,6 +369,7 @@ class RunStore:
         eid = event.get("episode_id")
         if not isinstance(eid, str):
             return
+        eid = sys.intern(eid)  # the same id object as the run's other per-cell tables
         if payload_counts(event):
             if eid not in self._completed:
                 self._completed.add(eid)
