@@ -64,6 +64,37 @@ def _table(est: Estimates) -> dict[str, dict[str, Any]]:
     }
 
 
+#: what ``ci_low``/``ci_high`` are: the fixed-sample interval, or (adaptive runs)
+#: the anytime-valid one the run stopped on
+FIXED, ANYTIME = "fixed-sample", "anytime-valid"
+
+
+def _anytime_headline(table: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
+    """Rows whose ``ci_*`` is the anytime-valid interval; the fixed one moves to ``fixed_*``.
+
+    An adaptive run stops once its intervals are narrow enough, which selects
+    the runs whose spread happened to look small: measured end to end
+    (tests/test_truth_coverage.py), the fixed-sample 95% interval then covers
+    the true phi only about 88% of the time, the anytime-valid one about 96%.
+    So for those runs every reader of ``ci_*`` gets the valid one.
+    """
+    if table is None:
+        return None
+    out = {}
+    for key, row in table.items():
+        if "cs_low" not in row:
+            out[key] = row
+            continue
+        out[key] = {
+            **row,
+            "ci_low": row["cs_low"],
+            "ci_high": row["cs_high"],
+            "fixed_low": row["ci_low"],
+            "fixed_high": row["ci_high"],
+        }
+    return out
+
+
 def model_summary(
     game: Game,
     *,
@@ -71,8 +102,34 @@ def model_summary(
     failures: int = 0,
     horizon: float | None = None,
     interactions: bool = True,
+    anytime: bool = False,
 ) -> dict[str, Any]:
-    """Everything the results file says about one test model's game."""
+    """Everything the results file says about one test model's game.
+
+    With ``anytime`` (an adaptive run) ``ci_low``/``ci_high`` are the
+    anytime-valid interval; see :func:`_anytime_headline`.
+    """
+    out = _model_summary(
+        game,
+        confidence=confidence,
+        failures=failures,
+        horizon=horizon,
+        interactions=interactions,
+    )
+    if anytime:
+        for index in ("shapley", "banzhaf", "interactions"):
+            out[index] = _anytime_headline(out[index])
+    return out
+
+
+def _model_summary(
+    game: Game,
+    *,
+    confidence: float,
+    failures: int,
+    horizon: float | None,
+    interactions: bool,
+) -> dict[str, Any]:
     means = game.means
     counts = game.counts
     coalitions = {
@@ -142,12 +199,14 @@ def build_results(
     confidence: float = 0.95,
     horizon: float | None = None,
     shift: str | None = None,
+    anytime: bool = False,
 ) -> Results:
     """The results-file content for every test model.
 
     ``source`` is a :class:`Collector` (the live service's, or one replayed from
     a log) or a mapping test model -> :class:`Game`; with a mapping, pass the
     ``default_model`` and the infrastructure ``failures`` per model yourself.
+    ``anytime``: the run was adaptive, its intervals are the anytime-valid ones.
     """
     failure_summary: dict[str, Any] | None = None
     variants: Mapping[str, Any] = {}
@@ -165,7 +224,11 @@ def build_results(
         slots = list(next(iter(games.values())).slots) if games else []
     models = {
         model: model_summary(
-            game, confidence=confidence, failures=fails.get(model, 0), horizon=horizon
+            game,
+            confidence=confidence,
+            failures=fails.get(model, 0),
+            horizon=horizon,
+            anytime=anytime,
         )
         for model, game in sorted(games.items())
     }
@@ -179,6 +242,7 @@ def build_results(
         "slots": slots,
         "default_model": default,
         "confidence": confidence,
+        "interval": ANYTIME if anytime else FIXED,
         "models": models,
         "best": None,
     }
@@ -359,6 +423,15 @@ def _agent_rows(results: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _interval_note(results: Mapping[str, Any]) -> str:
+    if results.get("interval") != ANYTIME:
+        return ""
+    return (
+        " The run was adaptive: intervals are anytime-valid (what it stopped on; a"
+        " fixed-sample interval would not keep its coverage after such a stop)."
+    )
+
+
 def to_markdown(results: Mapping[str, Any]) -> str:
     """The paper's tables (Shapley, Banzhaf), coalition rates and the best combination."""
     models = list(results["models"])
@@ -366,6 +439,7 @@ def to_markdown(results: Mapping[str, Any]) -> str:
     default = results.get("default_model") or "default"
     parts = [
         f"# Attribution results\n\nDefault model: `{default}`. Cells: value [{conf}% interval]."
+        + _interval_note(results)
     ]
     shift = results.get("shift")
     if shift:
@@ -430,7 +504,8 @@ def render_console(results: Mapping[str, Any]) -> Group:
         coalitions.add_row(*row)
     tables.append(coalitions)
     for index in ("shapley", "banzhaf"):
-        table = Table(title=f"{index.capitalize()} values ({conf}% intervals)")
+        kind = " anytime-valid" if results.get("interval") == ANYTIME else ""
+        table = Table(title=f"{index.capitalize()} values ({conf}%{kind} intervals)")
         table.add_column("slot", style="bold")
         for m in models:
             table.add_column(m, justify="right")

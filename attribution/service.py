@@ -49,7 +49,14 @@ from attribution.blocks import BlockAdmission
 from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
 from attribution.exact import shapley_matrix, shapley_values
-from attribution.results import EXACT_MAX_SLOTS, Results, build_results, model_summary
+from attribution.results import (
+    ANYTIME,
+    EXACT_MAX_SLOTS,
+    FIXED,
+    Results,
+    build_results,
+    model_summary,
+)
 from attribution.sampling import StratifiedShapley
 
 log = structlog.get_logger(__name__)
@@ -253,6 +260,7 @@ class AttributionService:
                 failures=failures.get(model, 0),
                 horizon=self.horizon,
                 interactions=False,
+                anytime=self.adaptive,
             )
             for model, game in self.collector.games.items()
         }
@@ -272,6 +280,7 @@ class AttributionService:
             "failure_kinds": self.everything.failure_kinds,
             "models": models,
             "adaptive": self.adaptive,
+            "interval": ANYTIME if self.adaptive else FIXED,
         }
         if self.target_halfwidth is not None:
             snap["target_halfwidth"] = self.target_halfwidth
@@ -296,7 +305,12 @@ class AttributionService:
 
     def results(self) -> Results:
         """The results-file content (see :mod:`attribution.results`) for what was seen."""
-        return build_results(self.everything, confidence=self.confidence, horizon=self.horizon)
+        return build_results(
+            self.everything,
+            confidence=self.confidence,
+            horizon=self.horizon,
+            anytime=self.adaptive,
+        )
 
     def halfwidths(self, test_model: str, *, anytime: bool | None = None) -> np.ndarray | None:
         est = self.estimates(test_model)

@@ -14,6 +14,7 @@ from rich.console import Console
 from agentbus import registry
 from agentbus.app.config import build_config
 from agentbus.app.evaluate import evaluate
+from agentbus.app.report import rebuild
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -132,6 +133,15 @@ async def test_adaptive_run_stops_by_itself_under_the_target(tmp_path: Path) -> 
     for slot in model["shapley"].values():
         # the anytime-valid interval (what adaptive stopping uses) is under the target
         assert slot["cs_high"] - slot["cs_low"] <= 2 * 0.25 + 1e-9
+        # and it is the interval the results show: the fixed-sample one does not
+        # keep its coverage after an adaptive stop (tests/test_truth_coverage.py)
+        assert (slot["ci_low"], slot["ci_high"]) == (slot["cs_low"], slot["cs_high"])
+        assert slot["fixed_high"] - slot["fixed_low"] < slot["ci_high"] - slot["ci_low"]
+    assert report.results["interval"] == "anytime-valid"
+    assert "anytime-valid" in (tmp_path / "run" / "results.md").read_text()
+    # agentbus.report rebuilds the same intervals from the log alone
+    rebuilt = rebuild(tmp_path / "run", plots=False)
+    assert rebuilt["models"]["sim:strong"]["shapley"] == model["shapley"]
 
 
 async def test_two_test_models_and_the_best_combination(tmp_path: Path) -> None:

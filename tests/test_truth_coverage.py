@@ -7,16 +7,21 @@ seed), with 3% of simulator calls failing and no LLM-level retries, so
 episodes fail on the infrastructure and are retried. The true phi comes from
 the stored reference table (``python -m agentbus.truth show``). Checked:
 
-* the final interval, in 93-97% of (replication, slot) pairs;
-* the interval of a snapshot taken mid-run (the first estimable one after
-  half the episodes ended: whole task blocks, admitted in order);
-Not checked here: ``--adaptive`` runs on 30-task sets never stop early at a
-useful target (the task pool runs out first), so adaptive-stopping coverage
-is covered by the synthetic test in tests/test_attribution_coverage.py.
+* fixed runs (20 tasks, the fewest for which the interval uses the paired,
+  task-as-unit form): the final interval, in 93-97% of (replication, slot)
+  pairs; and the interval of a snapshot taken mid-run (the first estimable
+  one after half the episodes ended: whole task blocks, admitted in order);
+* ``--adaptive`` runs, stopped by the scheduler once every anytime-valid
+  half-width is under the target (a pool of 60 tasks, of which about 25-40
+  are used; two task blocks in flight so that the stop is not overrun by
+  work already issued): the interval the run shows at the stop (the
+  anytime-valid one, see attribution/results.py) covers in 93-97%, and most
+  runs stop on the target rather than on the pool.
 
-With 2 x 160 checks, a method that truly covers 90% passes the 93% bar with
-probability of a few percent. Replications run in two processes (the machine's two
-cores); everything is seeded, so the result is deterministic.
+With 2 x 160 (fixed) and 2 x 120 (adaptive) checks, a method that truly
+covers 90% passes the 93% bar with probability of a few percent. Replications
+run in two processes (the machine's two cores); everything is seeded, so the
+result is deterministic.
 """
 
 from __future__ import annotations
@@ -40,7 +45,10 @@ from attribution.exact import exact_values
 
 SLOTS = ["planning", "action"]
 REPS = 160
+TASKS = 20
 ADAPTIVE_REPS = 120
+ADAPTIVE_POOL = 60
+ADAPTIVE_TARGET = 0.2
 FIRST_SEED = 500_000  # far from the seeds the reference table was made with
 
 
@@ -53,7 +61,7 @@ def truth() -> dict[str, float]:
 def config(seed: int, run_dir: Path, adaptive: bool) -> RunConfig:
     data: dict[str, Any] = {
         "seed": seed,
-        "tasks": 30,
+        "tasks": ADAPTIVE_POOL if adaptive else TASKS,
         "slots": SLOTS,
         "progress": "off",
         "trace": False,
@@ -68,7 +76,7 @@ def config(seed: int, run_dir: Path, adaptive: bool) -> RunConfig:
         "attempts": 10,
     }
     if adaptive:
-        data.update({"adaptive": True, "target_halfwidth": 0.24})
+        data.update({"adaptive": True, "target_halfwidth": ADAPTIVE_TARGET, "tasks_in_flight": 2})
     return RunConfig.model_validate(data)
 
 
@@ -99,8 +107,17 @@ def replicate(seeds: list[int], adaptive: bool) -> list[dict[str, Any]]:
             return {
                 "final": {s: (shap[s]["ci_low"], shap[s]["ci_high"]) for s in SLOTS},
                 "anytime": {s: (shap[s]["cs_low"], shap[s]["cs_high"]) for s in SLOTS},
+                # adaptive runs show the anytime-valid interval; the fixed-sample one beside it
+                "fixed": {
+                    s: (
+                        shap[s].get("fixed_low", shap[s]["ci_low"]),
+                        shap[s].get("fixed_high", shap[s]["ci_high"]),
+                    )
+                    for s in SLOTS
+                },
                 "mid": None if adaptive else mid_run_interval(run_dir),
                 "episodes": report.results["models"]["sim:strong"]["episodes"],
+                "stop": (report.results.get("adaptive") or {}).get("stop_reason", ""),
             }
 
     async def all_of() -> list[dict[str, Any]]:
@@ -139,7 +156,35 @@ def test_final_and_mid_run_intervals_cover_the_true_phi(phi: dict[str, float]) -
     mid = coverage(mids, phi)
     print(f"coverage: final {final:.3f}, mid-run {mid:.3f} ({len(mids)} runs), truth {phi}")
     assert 0.93 <= final <= 0.97, f"final coverage {final:.3f}"
-    # Mid-run (about 15 tasks) the interval falls back to the independent
+    # Mid-run (about 10 tasks) the interval falls back to the independent
     # form (fewer than 20 shared tasks), which is conservative here: measured
-    # 0.994. Valid, but wider than it needs to be; see the design notes.
+    # 0.994 with 30-task runs. Valid, but wider than it needs to be; see the
+    # design notes.
     assert mid >= 0.93, f"mid-run coverage {mid:.3f}"
+
+
+@pytest.mark.slow
+def test_adaptive_runs_stop_on_the_target_and_still_cover(phi: dict[str, float]) -> None:
+    """The interval an adaptive run shows (anytime-valid) covers; the fixed one would not.
+
+    Stopping once the intervals look narrow selects runs whose spread was
+    underestimated: the fixed-sample interval measured 0.883 here, which is
+    why adaptive results show the anytime-valid one (``ci_*``; the fixed
+    one is kept as ``fixed_*``).
+    """
+    reps = run_all(ADAPTIVE_REPS, adaptive=True, offset=REPS)
+    on_target = [r for r in reps if r["stop"].startswith("every 95% interval")]
+    episodes = sorted(r["episodes"] for r in reps)
+    shown = coverage([r["final"] for r in reps], phi)
+    anytime = coverage([r["anytime"] for r in reps], phi)
+    fixed = coverage([r["fixed"] for r in reps], phi)
+    print(
+        f"adaptive coverage: shown {shown:.3f} (anytime-valid {anytime:.3f}), "
+        f"fixed-sample {fixed:.3f}; {len(on_target)}/{len(reps)} stopped on the target; "
+        f"episodes median {episodes[len(episodes) // 2]} of {4 * ADAPTIVE_POOL}"
+    )
+    assert len(on_target) >= 0.9 * len(reps), "most runs stop on the target, not the pool"
+    assert episodes[len(episodes) // 2] < 0.8 * 4 * ADAPTIVE_POOL
+    assert shown == anytime, "an adaptive run shows its anytime-valid interval"
+    assert 0.93 <= shown <= 0.97, f"the interval shown at the stop covers {shown:.3f}"
+    assert fixed <= shown

@@ -41,7 +41,16 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
         raise UserError(f"cannot read {log}: {exc.strerror or exc}") from None
     if collector.slots is None:
         raise UserError(f"{log} holds no episode.ended events with coalition data")
-    results = build_results(collector, confidence=confidence, shift=_manifest_shift(run_dir))
+    config = _manifest_config(run_dir)
+    shift = config.get("shift")
+    adaptive = config.get("adaptive") is True
+    results = build_results(
+        collector,
+        confidence=confidence,
+        shift=shift if isinstance(shift, str) else None,
+        horizon=_anytime_horizon(log) if adaptive else None,
+        anytime=adaptive,
+    )
     results = _keep_run_metadata(run_dir / "results.json", results)
     results["cost"] = _rebuild_cost(log, collector, results)
     try:
@@ -116,15 +125,34 @@ def compare(
     return out
 
 
-def _manifest_shift(run_dir: Path) -> str | None:
-    """The run's ``shift`` setting (MMAU table), from its manifest when it has one."""
+def _manifest_config(run_dir: Path) -> dict[str, Any]:
+    """The run's config from its manifest ({} without a readable one)."""
     try:
         manifest = orjson.loads((run_dir / "manifest.json").read_bytes())
     except (OSError, orjson.JSONDecodeError):
-        return None
+        return {}
     config = manifest.get("config") if isinstance(manifest, dict) else None
-    shift = config.get("shift") if isinstance(config, dict) else None
-    return shift if isinstance(shift, str) else None
+    return config if isinstance(config, dict) else {}
+
+
+def _anytime_horizon(log: Path) -> float | None:
+    """The horizon an adaptive run tuned its anytime-valid intervals for.
+
+    The live service used the run's planned size (``--max-episodes``, else the
+    whole plan), which ``run.started`` states as ``total``.
+    """
+    with open(log, "rb") as fh:
+        for line in fh:
+            if b'"run.started"' not in line:
+                continue
+            try:
+                event = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            total = event.get("total") if isinstance(event, dict) else None
+            if event.get("type") == "run.started" and isinstance(total, int) and total > 0:
+                return float(total)
+    return None
 
 
 def _keep_run_metadata(path: Path, results: dict[str, Any]) -> dict[str, Any]:
