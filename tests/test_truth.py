@@ -24,9 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 REQUIRED = [("math", "sim:weak", "sim:strong"), ("git", "sim:weak", "sim:strong"),
             ("robot", "sim:weak", "sim:strong")]  # fmt: skip
 #: the largest standard error each stored table may have. The aim is 0.005:
-#: math has 10,020 tasks (0.0051, 2.6 CPU-hours); git and robot were made in
-#: less time and state their actual errors, which these bounds keep honest.
-MAX_SE = {"math": 0.0055, "git": 0.015, "robot": 0.08}
+#: math has 10,020 tasks (0.0051, 2.6 CPU-hours), git 10,500 (0.0046, 0.7
+#: CPU-hours); robot was made in less time and states its actual error, which
+#: these bounds keep honest.
+MAX_SE = {"math": 0.0055, "git": 0.005, "robot": 0.08}
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
