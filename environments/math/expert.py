@@ -11,6 +11,7 @@ premature wrong answer, a wasted search), or broken formatting.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Iterable, Sequence
@@ -39,6 +40,12 @@ _ROUND = re.compile(
 
 def sections(text: str) -> dict[str, str]:
     """``## Title`` sections of a contract-shaped prompt (body up to the next one)."""
+    return dict(_sections(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _sections(text: str) -> dict[str, str]:
+    # one prompt is read three times per call (finding its task, judging, writing)
     marks = list(_SECTION.finditer(text))
     out: dict[str, str] = {}
     for k, m in enumerate(marks):
@@ -55,12 +62,20 @@ class Step:
 
 
 def rounds(history: str) -> list[Step]:
-    return [Step(m.group(2), m.group(3), m.group(4)) for m in _ROUND.finditer(history or "")]
+    return list(_rounds(history or ""))
+
+
+@functools.lru_cache(maxsize=256)
+def _rounds(history: str) -> tuple[Step, ...]:
+    return tuple(Step(m.group(2), m.group(3), m.group(4)) for m in _ROUND.finditer(history))
+
+
+_SQUASHED = re.compile(r"[\s`$]")
 
 
 def squash(text: str) -> str:
     """Lowercase without spaces or backticks, for containment checks."""
-    return re.sub(r"[\s`$]", "", text).lower()
+    return _SQUASHED.sub("", text).lower()
 
 
 def contains(text: str, value: str) -> bool:
@@ -123,11 +138,16 @@ class Solution:
             knowledge_point=kp,
         )
 
+    @functools.cached_property
+    def squashed_steps(self) -> tuple[str, ...]:
+        return tuple(squash(step) for step in self.steps)
+
     def done(self, history: Sequence[Step]) -> int:
         """How many solution steps the history's actions already ran, in order."""
         actions = [squash(s.action) for s in history]
+        steps = self.squashed_steps
         k = 0
-        while k < len(self.steps) and any(squash(self.steps[k]) in a for a in actions):
+        while k < len(steps) and any(steps[k] in a for a in actions):
             k += 1
         return k
 
