@@ -141,16 +141,21 @@ def _anytime_horizon(log: Path) -> float | None:
     The live service used the run's planned size (``--max-episodes``, else the
     whole plan), which ``run.started`` states as ``total``.
     """
+    from agentbus.events import RUN_STARTED
+
+    marker = orjson.dumps(RUN_STARTED)
     with open(log, "rb") as fh:
         for line in fh:
-            if b'"run.started"' not in line:
+            if marker not in line:
                 continue
             try:
                 event = orjson.loads(line)
             except orjson.JSONDecodeError:
                 continue
-            total = event.get("total") if isinstance(event, dict) else None
-            if event.get("type") == "run.started" and isinstance(total, int) and total > 0:
+            if not isinstance(event, dict) or event.get("type") != RUN_STARTED:
+                continue
+            total = event.get("total")
+            if isinstance(total, int) and total > 0:
                 return float(total)
     return None
 
