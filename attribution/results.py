@@ -75,7 +75,7 @@ def _anytime_headline(table: dict[str, dict[str, Any]] | None) -> dict[str, dict
     An adaptive run stops once its intervals are narrow enough, which selects
     the runs whose spread happened to look small: measured end to end
     (tests/test_truth_coverage.py), the fixed-sample 95% interval then covers
-    the true phi only about 88% of the time, the anytime-valid one about 96%.
+    the true phi only 88-90% of the time, the anytime-valid one about 96%.
     So for those runs every reader of ``ci_*`` gets the valid one.
     """
     if table is None:
