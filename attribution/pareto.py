@@ -193,13 +193,18 @@ def estimate(terms: Terms, confidence: float = 0.95, floor: float | None = None)
         ceiling = 1.0 if terms.kind == "acc" else None
         return mean_interval(list(terms.matrix[:, 0]), confidence, floor=floor, ceiling=ceiling)
     value = float(terms.combine(terms.matrix.mean(axis=0)))
+    if floor is not None:
+        # an additive prediction of a cost can come out a hair below zero; a cost cannot
+        value = max(value, floor)
     if n < 2:
         return {"n": n, "mean": value, "se": None, "ci_low": None, "ci_high": None}
     boot = terms.combine(terms.matrix[_resamples(n)].mean(axis=1))
     a = (1.0 - confidence) / 2.0
     low, high = (float(x) for x in np.quantile(boot, [a, 1.0 - a]))
     if floor is not None:
-        low = max(low, floor)
+        low, high = max(low, floor), max(high, floor)
+    # the point stays inside its interval (a plot's error bars cannot be negative)
+    low, high = min(low, value), max(high, value)
     return {"n": n, "mean": value, "se": float(boot.std(ddof=1)), "ci_low": low, "ci_high": high}
 
 

@@ -17,7 +17,10 @@ def _err(row: Mapping[str, Any]) -> tuple[float, list[list[float]]]:
     mean = float(row["mean"])
     if row.get("ci_low") is None:
         return mean, [[0.0], [0.0]]
-    return mean, [[mean - float(row["ci_low"])], [float(row["ci_high"]) - mean]]
+    # clamped: matplotlib refuses a negative error bar, and a plot must not end a run
+    below = max(0.0, mean - float(row["ci_low"]))
+    above = max(0.0, float(row["ci_high"]) - mean)
+    return mean, [[below], [above]]
 
 
 def _models(results: Mapping[str, Any]) -> list[str]:

@@ -266,3 +266,26 @@ def test_run_estimate_from_complete_blocks() -> None:
     est.expect(5, ("x|-|t5|r0",), "t5")
     est.observe(_billed_record("t5", 1))
     assert est.in_blocks() == pytest.approx((2.0, 2.0))
+
+
+def test_an_additive_cost_prediction_below_zero_is_clipped_and_plots(tmp_path: Path) -> None:
+    """Two models' cost gains can add up to a hair below zero: the prediction is 0,
+    its interval holds it, and the Pareto figure draws (it once ended a run)."""
+    import numpy as np
+
+    from attribution.pareto import Terms, estimate
+    from attribution.pareto_plot import _err
+
+    # default costs 1.0; each test model's coalition saves a little more than it costs
+    rows = [[1.0, 0.4, 0.9, 0.4, 0.9 + 1e-6 * k] for k in range(8)]
+    terms = Terms(
+        tasks=[f"t{k}" for k in range(8)], matrix=np.array(rows), kind="cost", single=False
+    )
+    assert float(terms.combine(terms.matrix.mean(axis=0))) < 0
+    est = estimate(terms, floor=0.0)
+    assert est["mean"] == 0.0
+    assert est["ci_low"] <= est["mean"] <= est["ci_high"]
+    _, bars = _err(est)
+    assert min(bars[0][0], bars[1][0]) >= 0.0
+    below, above = _err({"mean": 0.5, "ci_low": 0.6, "ci_high": 0.7})[1]
+    assert below == [0.0] and above[0] > 0
