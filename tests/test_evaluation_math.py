@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from rich.console import Console
 
 from agentbus import registry
@@ -157,3 +158,24 @@ async def test_two_test_models_and_the_best_combination(tmp_path: Path) -> None:
         top = max(values, key=lambda m: values[m])
         assert model == (top if values[top] > 0 else "sim:weak")
     assert "Whole agents" in (tmp_path / "run" / "results.md").read_text()
+
+
+async def test_a_plot_that_cannot_be_drawn_is_one_line_not_the_end_of_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    import attribution.plots
+
+    def refuse(*_: Any) -> list[Path]:
+        raise ValueError("'xerr' must not contain negative values")
+
+    monkeypatch.setattr(attribution.plots, "write_plots", refuse)
+    out = io.StringIO()
+    cfg = config(tmp_path, tasks=2, slots=["planning", "action"])
+    report = await evaluate(cfg, Console(file=out, width=200))
+    assert report.results["models"]["sim:strong"]["episodes"] == 8
+    assert (tmp_path / "run" / "results.json").exists()
+    assert "plots not written (ValueError: 'xerr' must not contain negative values)" in (
+        out.getvalue()
+    )

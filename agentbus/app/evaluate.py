@@ -585,6 +585,26 @@ def _gated(prep: Prepared, queue: WorkQueue, runtime: Runtime) -> Any:
     return prep.cost.gated(aiter(queue), queue.stop, lambda: int(getattr(runtime, "in_flight", 0)))
 
 
+def _write_plots(results: dict[str, Any], out_dir: Path, console: Console) -> None:
+    """The figures; a figure that cannot be drawn is one line, never the end of the run.
+
+    By now results.json and results.md are written: a plotting failure (a full
+    disk, a value matplotlib refuses) must not turn a finished run into a
+    traceback.
+    """
+    # imported here: matplotlib costs a run without plots a second of start-up
+    from attribution.plots import write_plots
+
+    try:
+        write_plots(results, out_dir)
+        if results.get("pareto"):
+            from attribution.pareto_plot import plot_front
+
+            plot_front(results["pareto"], out_dir)
+    except Exception as exc:  # any plotting failure is reported, not raised
+        console.print(f"plots not written ({type(exc).__name__}: {exc}); results.json is complete")
+
+
 def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     """Results from every counted record, the results files and the console table."""
     config, service = prep.config, prep.service
@@ -624,14 +644,7 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     prep.store.write_json("results.json", results)
     prep.store.write_text("results.md", to_markdown(results) + cost_markdown(results))
     if config.plots:
-        # imported here: matplotlib costs a run without plots a second of start-up
-        from attribution.plots import write_plots
-
-        write_plots(results, prep.run_dir / "plots")
-        if results.get("pareto"):
-            from attribution.pareto_plot import plot_front
-
-            plot_front(results["pareto"], prep.run_dir / "plots")
+        _write_plots(results, prep.run_dir / "plots", console)
     console.print(render_console(results))
     print_cost(results, console, prep.run_dir)
     if adaptive is not None and adaptive.stop_reason:
