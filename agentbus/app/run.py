@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import anyio
 
 from agentbus.errors import InfraError, UserError
+from agentbus.interrupt import Interruptible, until_interrupted
 from agentbus.logs import configure
 
 
@@ -68,18 +69,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     finished: list[RunReport] = []
     linger = bool(config.serve) and sys.stdin.isatty() and sys.stdout.isatty()
 
-    async def run() -> RunReport:
-        return await evaluate(config, linger=linger, on_report=finished.append)
+    async def run() -> Interruptible[RunReport]:
+        return await until_interrupted(
+            lambda: evaluate(config, linger=linger, on_report=finished.append)
+        )
+
+    def interrupted() -> int:
+        print(
+            "\nagentbus: interrupted; finished episodes are saved. "
+            f"Resume with --resume {config.run_dir}"
+        )
+        return 130
 
     try:
-        report = anyio.run(run, backend_options={"use_uvloop": uvloop_available()})
-    except KeyboardInterrupt:
+        done = anyio.run(run, backend_options={"use_uvloop": uvloop_available()})
+        if done.result is not None:
+            report = done.result
+        elif finished:  # --serve lingering after the run: Ctrl-C ends the dashboard
+            report = finished[0]
+        else:
+            return interrupted()
+    except KeyboardInterrupt:  # a second Ctrl-C, or one before the handler was in place
         if not finished:
-            print(
-                "\nagentbus: interrupted; finished episodes are saved. "
-                f"Resume with --resume {config.run_dir}"
-            )
-            return 130
+            return interrupted()
         report = finished[0]
     except BaseException as exc:
         err = first_error(exc)

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from agentbus import registry
 from agentbus.environment import DEFAULT_RUN_TASKS, TaskSource
 from agentbus.errors import UserError
+from agentbus.interrupt import until_interrupted
 from agentbus.runnable import is_runnable, require_runnable
 from agentbus.sim.config import SimConfig
 from agentbus.sim.model import SimModel, load_experts
@@ -255,11 +256,13 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             limit=args.limit,
         )
-        anyio.run(_serve, config, model)
+        done = anyio.run(until_interrupted, lambda: _serve(config, model))
+        if done.interrupted:
+            print("stopped", flush=True)
     except UserError as exc:
         print(f"agentbus.sim.serve: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a second Ctrl-C, or one before the handler was in place
         print("stopped", flush=True)
     return 0
 
