@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agentbus.app.truth import render_table
 from agentbus.sim.truth import table as tables
 from agentbus.sim.truth.reference import Setting, compute, summarise
 from attribution.exact import exact_values
@@ -114,3 +115,33 @@ def test_a_fresh_reference_computation_agrees_with_the_stored_table() -> None:
         assert got.tasks == 180
         tolerance = 4 * float(np.hypot(got.se, value.se)) + 1e-9
         assert abs(got.mean - value.mean) <= tolerance, (key, got, value)
+
+
+def test_extend_pools_exactly_as_one_computation(tmp_path: Path) -> None:
+    """Seeds [F, F+2) then --extend over [F+2, F+4) equals one run over [F, F+4)."""
+    game = ["--env", "git", "--tasks-per-seed", "3", "--workers", "1"]
+    parts, whole = tmp_path / "parts", tmp_path / "whole"
+    first = cli("make", *game, "--tasks", "6", "--out", str(parts))
+    assert first.returncode == 0, first.stderr
+    more = cli("make", *game, "--tasks", "6", "--out", str(parts), "--extend")
+    assert more.returncode == 0, more.stderr
+    assert "extending" in more.stderr and "next seed 1000002" in more.stderr
+    once = cli("make", *game, "--tasks", "12", "--out", str(whole))
+    assert once.returncode == 0, once.stderr
+    pooled = tables.load("git", "sim:weak", "sim:strong", parts)
+    direct = tables.load("git", "sim:weak", "sim:strong", whole)
+    assert pooled.provenance.seeds == direct.provenance.seeds == (1_000_000, 1_000_004)
+    assert pooled.provenance.tasks == direct.provenance.tasks == 12
+    assert [e.seeds for e in pooled.provenance.extensions] == [(1_000_002, 1_000_004)]
+    assert "--extend" in pooled.provenance.extensions[0].command
+    for key, value in direct.values.items():
+        assert pooled.values[key].mean == pytest.approx(value.mean, abs=1e-12)
+        assert pooled.values[key].se == pytest.approx(value.se, abs=1e-12)
+        assert pooled.values[key].tasks == value.tasks
+    np.testing.assert_allclose(pooled.covariance, direct.covariance, atol=1e-12)
+    assert "seeds 1000002-1000003 added" in render_table(pooled)
+    # a different game cannot be pooled in: one line, exit 2
+    other = cli("make", *game[:2], "--tasks-per-seed", "2", "--tasks", "4", "--out", str(parts),
+                "--extend")  # fmt: skip
+    assert other.returncode == 2 and other.stderr.count("\n") == 1
+    assert "tasks per seed" in other.stderr

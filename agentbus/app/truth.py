@@ -13,6 +13,10 @@ Shapley and Banzhaf values):
         python -m agentbus.truth make --env math --default sim:weak --test sim:strong \\
             --tasks 9600 --workers 2
 
+    ``--extend`` continues the stored table over ``--tasks`` more tasks, on the
+    seeds after its last, pooled exactly as if made in one go (the table
+    records each part's command, code version and date).
+
 ``show``
     print a stored table: v(S) per coalition with its standard error, and
     phi (Shapley, Banzhaf) per slot; ``--slots planning,action`` shows the
@@ -78,7 +82,11 @@ def render_table(table: TruthTable, slots: Sequence[str] | None = None) -> str:
         + (f", slots {','.join(order)}" if slots else ""),
         f"reference computation: {prov.tasks} tasks per coalition ({prov.seeds[1] - prov.seeds[0]} "
         f"seeds x {prov.tasks_per_seed}), temperature {prov.temperature:g}, "
-        f"max steps {prov.max_steps_effective}, made {prov.created} at {prov.code_version[:12]}",
+        f"max steps {prov.max_steps_effective}, made {prov.created} at {prov.code_version[:12]}"
+        + "".join(
+            f"; seeds {e.seeds[0]}-{e.seeds[1] - 1} added {e.created} at {e.code_version[:12]}"
+            for e in prov.extensions
+        ),
         f"se: {prov.se_meaning}",
         "",
         f"{'coalition':<40} {'v(S)':>7} {'se':>7}",
@@ -201,6 +209,7 @@ def render_compare(run_dir: Path) -> tuple[str, int]:
 
 
 def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from agentbus.sim.truth.extend import extend
     from agentbus.sim.truth.make import make
     from agentbus.sim.truth.reference import Setting, Sums, summarise
 
@@ -228,16 +237,43 @@ def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
         )
 
     command = "python -m agentbus.truth " + " ".join(shlex.quote(a) for a in argv)
+    directory = Path(args.out) if args.out else None
+    stored = None
+    first_seed = args.first_seed
+    if args.extend:
+        if args.first_seed != FIRST_SEED:
+            raise UserError("--extend continues after the stored seeds; drop --first-seed")
+        stored = tables.load(args.env, args.default, args.test, directory)
+        first_seed = stored.provenance.seeds[1]
+        if stored.provenance.tasks_per_seed != args.tasks_per_seed:
+            raise UserError(
+                f"the stored table has {stored.provenance.tasks_per_seed} tasks per seed; "
+                f"--tasks-per-seed {args.tasks_per_seed} would be a different game"
+            )
+        if stored.provenance.max_steps != args.max_steps:
+            raise UserError(
+                f"the stored table was made with --max-steps {stored.provenance.max_steps}; "
+                "use the same"
+            )
+        print(
+            f"extending {tables.table_path(args.env, args.default, args.test, directory)}: "
+            f"{stored.provenance.tasks} tasks over seeds {stored.provenance.seeds[0]}-"
+            f"{stored.provenance.seeds[1] - 1}, max se {stored.max_se:.4f}; next seed {first_seed}",
+            file=sys.stderr,
+            flush=True,
+        )
     table = make(
         setting,
-        first_seed=args.first_seed,
+        first_seed=first_seed,
         seeds=seeds,
         workers=args.workers,
         command=command,
         progress=progress,
         deadline=time.monotonic() + 60 * args.minutes if args.minutes else None,
     )
-    out = tables.write(table, Path(args.out) if args.out else None)
+    if stored is not None:
+        table = extend(stored, table)
+    out = tables.write(table, directory)
     print(render_table(table))
     print(f"\nstored {out} (max se {table.max_se:.4f})")
     return 0
@@ -271,6 +307,12 @@ def parser() -> argparse.ArgumentParser:
                 help="start no new seeds after this long; store what finished",
             )
             s.add_argument("--out", help="directory for the table (default: the package's)")
+            s.add_argument(
+                "--extend",
+                action="store_true",
+                help="continue the stored table over --tasks more tasks (the seeds after its "
+                "last), pooled exactly as one computation",
+            )
     c = sub.add_parser("compare", help="a run's estimates next to the truth")
     c.add_argument("run_dir", type=Path)
     sub.add_parser("list", help="the stored tables")

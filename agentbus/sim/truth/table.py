@@ -46,8 +46,30 @@ class CoalitionValue(BaseModel):
     tasks: int
 
 
+class Extension(BaseModel):
+    """A later computation that continued a table over the seeds after it (``make --extend``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command: str
+    code_version: str
+    created: str
+    #: generator seeds of this part, half-open [first, last)
+    seeds: tuple[int, int]
+    tasks: int
+    episodes: int
+    seconds: float = 0.0
+    workers: int = 1
+
+
 class Provenance(BaseModel):
-    """How a table was made, enough to make it again."""
+    """How a table was made, enough to make it again.
+
+    ``command``, ``code_version``, ``created`` and ``workers`` describe the
+    first computation; ``extensions`` the ones that continued it over the
+    following seeds. ``seeds``, ``tasks``, ``episodes`` and ``seconds`` cover
+    the whole table.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -67,6 +89,7 @@ class Provenance(BaseModel):
     seconds: float = 0.0
     workers: int = 1
     se_meaning: str = SE_MEANING
+    extensions: tuple[Extension, ...] = ()
 
 
 class TruthTable(BaseModel):
@@ -186,6 +209,7 @@ __all__ = [
     "DATA_DIR",
     "SE_MEANING",
     "CoalitionValue",
+    "Extension",
     "Provenance",
     "TruthTable",
     "available",
