@@ -1,7 +1,8 @@
 """Suite-wide ordering: the longest test files start first.
 
 The suite runs with ``-n auto --dist loadfile`` (pytest-xdist, the README's test command): each file
-stays on one worker and files are handed out in collection order. A
+stays on one worker and files are handed out in collection order (with
+xdist's own re-sorting by test count turned off, below). A
 several-minute file collected last would leave one core idle while it runs
 alone at the end, so the files measured to take longest (``pytest
 --durations``) are moved to the front; the order within a file is kept.
@@ -25,6 +26,15 @@ LONGEST_FILES = (
     "test_os_atp_runs.py",
     "test_soak_smoke.py",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist's loadfile scheduler re-sorts the files by how many tests
+    # each has (--loadscope-reorder, on by default), which put the few-test,
+    # several-minute files last and undid the order below: the suite ended
+    # with one worker running test_resume_kill.py alone for minutes.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
