@@ -25,6 +25,11 @@ LONGEST_FILES = (
     "test_ray_executor.py",
     "test_os_atp_runs.py",
     "test_soak_smoke.py",
+    "test_budget_pareto.py",
+    "test_secrets.py",
+    "test_benchmarks_llm_smoke.py",
+    "test_counting_rule.py",
+    "test_evaluation_envs.py",
 )
 
 

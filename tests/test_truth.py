@@ -109,10 +109,10 @@ def test_compare_a_real_run(tmp_path: Path) -> None:
 def test_a_fresh_reference_computation_agrees_with_the_stored_table() -> None:
     """Different seeds, same estimand: agreement within 4 combined standard errors."""
     stored = tables.load("git", "sim:weak", "sim:strong")
-    fresh = summarise(compute(Setting("git", "sim:weak", "sim:strong"), range(7, 13), chunk=6))
+    fresh = summarise(compute(Setting("git", "sim:weak", "sim:strong"), range(7, 11), chunk=4))
     for key, value in stored.values.items():
         got = fresh[key]
-        assert got.tasks == 180
+        assert got.tasks == 120
         tolerance = 4 * float(np.hypot(got.se, value.se)) + 1e-9
         assert abs(got.mean - value.mean) <= tolerance, (key, got, value)
 
@@ -145,3 +145,25 @@ def test_extend_pools_exactly_as_one_computation(tmp_path: Path) -> None:
                 "--extend")  # fmt: skip
     assert other.returncode == 2 and other.stderr.count("\n") == 1
     assert "tasks per seed" in other.stderr
+
+
+def test_single_role_profiles_get_the_table_that_follows_from_weak_vs_strong() -> None:
+    """sim:strong-action is sim:weak but in action: v'(S) = v(S ∩ {action}), exactly."""
+    base = tables.load("math", "sim:weak", "sim:strong")
+    for role in base.slots:
+        t = tables.load("math", "sim:weak", f"sim:strong-{role}")
+        assert t.test == f"sim:strong-{role}" and t.check() == []
+        assert t.provenance.derived and role in t.provenance.derived
+        for key, value in t.values.items():
+            assert value == base.values[role if role in key.split("+") else ""]
+        phi = exact_values(np.asarray(t.vector()), "shapley")
+        i = base.slots.index(role)
+        assert phi[i] == pytest.approx(base.values[role].mean - base.values[""].mean, abs=1e-12)
+        assert np.allclose(np.delete(phi, i), 0.0, atol=1e-12)
+    shown = cli("show", "--env", "git", "--test", "sim:strong-reasoning")
+    assert shown.returncode == 0, shown.stderr
+    assert "note: derived from the sim:weak vs sim:strong table" in shown.stdout
+    # only a role the agent has, and only against sim:weak
+    assert cli("show", "--env", "git", "--test", "sim:strong-typing").returncode == 2
+    assert cli("show", "--env", "git", "--default", "sim:mid", "--test", "sim:strong-action")\
+        .returncode == 2  # fmt: skip

@@ -88,6 +88,7 @@ def render_table(table: TruthTable, slots: Sequence[str] | None = None) -> str:
             for e in prov.extensions
         ),
         f"se: {prov.se_meaning}",
+        *([f"note: {prov.derived}"] if prov.derived else []),
         "",
         f"{'coalition':<40} {'v(S)':>7} {'se':>7}",
     ]
@@ -243,7 +244,7 @@ def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.extend:
         if args.first_seed != FIRST_SEED:
             raise UserError("--extend continues after the stored seeds; drop --first-seed")
-        stored = tables.load(args.env, args.default, args.test, directory)
+        stored = tables.load(args.env, args.default, args.test, directory, derive=False)
         first_seed = stored.provenance.seeds[1]
         if stored.provenance.tasks_per_seed != args.tasks_per_seed:
             raise UserError(
@@ -331,10 +332,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(render_table(tables.load(args.env, args.default, args.test), slots))
             return 0
         if args.command == "list":
-            for t in tables.available():
+            stored = tables.available()
+            for t in stored:
                 print(
                     f"{t.env:<8} {t.default:<12} {t.test:<22} tasks {t.provenance.tasks:>6}  "
                     f"max se {t.max_se:.4f}"
+                )
+            bases = [t for t in stored if (t.default, t.test) == ("sim:weak", "sim:strong")]
+            if bases:
+                print(
+                    "derived (exactly, from those): sim:weak vs sim:strong-<slot> for "
+                    + ", ".join(t.env for t in bases)
                 )
             return 0
         text, _ = render_compare(args.run_dir)

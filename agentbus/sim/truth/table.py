@@ -90,6 +90,8 @@ class Provenance(BaseModel):
     workers: int = 1
     se_meaning: str = SE_MEANING
     extensions: tuple[Extension, ...] = ()
+    #: how a table that was not computed follows from one that was (see ``derived.py``)
+    derived: str | None = None
 
 
 class TruthTable(BaseModel):
@@ -183,9 +185,24 @@ def read(path: Path) -> TruthTable:
         raise UserError(f"cannot read truth table {path}: {exc}") from None
 
 
-def load(env: str, default: str, test: str, directory: Path | None = None) -> TruthTable:
-    """The stored table for this game; a UserError naming what exists if there is none."""
+def load(
+    env: str, default: str, test: str, directory: Path | None = None, *, derive: bool = True
+) -> TruthTable:
+    """The stored table for this game; a UserError naming what exists if there is none.
+
+    With ``derive``, a single-role profile (``sim:strong-action``) without a
+    table of its own gets the one that follows exactly from the
+    ``sim:weak`` vs ``sim:strong`` table (:mod:`agentbus.sim.truth.derived`).
+    """
     path = table_path(env, default, test, directory)
+    if not path.exists() and derive:
+        from agentbus.sim.truth import derived
+
+        base_path = table_path(env, derived.WEAK, derived.STRONG, directory)
+        if default == derived.WEAK and base_path.exists():
+            table = derived.derive(read(base_path), test)
+            if table is not None:
+                return table
     if not path.exists():
         have = [f"{t.env} {t.default} vs {t.test}" for t in available(directory)]
         known = "; ".join(have) if have else "none"
