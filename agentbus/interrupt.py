@@ -37,8 +37,13 @@ class Interruptible(Generic[T]):
 
 
 async def until_interrupted(work: Callable[[], Awaitable[T]]) -> Interruptible[T]:
-    """Await ``work()``; on the first SIGINT cancel it and report ``interrupted``."""
+    """Await ``work()``; on the first SIGINT cancel it and report ``interrupted``.
+
+    An exception from ``work()`` comes out unchanged (not wrapped in this
+    task group's exception group), so callers catch what they caught before.
+    """
     outcome: Interruptible[T] = Interruptible()
+    failed: Exception | None = None
     async with anyio.create_task_group() as tg:
 
         async def watch() -> None:
@@ -49,9 +54,25 @@ async def until_interrupted(work: Callable[[], Awaitable[T]]) -> Interruptible[T
                     return
 
         tg.start_soon(watch)
-        outcome.result = await work()
+        try:
+            outcome.result = await work()
+        except Exception as exc:  # raised as it is below, not wrapped in the group's
+            failed = exc
         tg.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
     return outcome
 
 
-__all__ = ["Interruptible", "until_interrupted"]
+def is_interrupt(exc: BaseException) -> bool:
+    """A ``KeyboardInterrupt``, bare or inside task-group exception groups.
+
+    A second Ctrl-C lands wherever the main thread is, often inside a task,
+    and anyio then raises it wrapped in a ``BaseExceptionGroup``.
+    """
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.subgroup(KeyboardInterrupt) is not None
+    return isinstance(exc, KeyboardInterrupt)
+
+
+__all__ = ["Interruptible", "is_interrupt", "until_interrupted"]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import anyio
 
 from agentbus.errors import InfraError, UserError
-from agentbus.interrupt import Interruptible, until_interrupted
+from agentbus.interrupt import Interruptible, is_interrupt, until_interrupted
 from agentbus.logs import configure
 
 
@@ -43,6 +43,18 @@ def first_error(exc: BaseException) -> BaseException:
                 return found
         return exc.exceptions[0] if exc.exceptions else exc
     return exc
+
+
+def _failed(exc: BaseException) -> int:
+    """The exit status of a run that raised: user and infrastructure errors are one line."""
+    err = first_error(exc)
+    if isinstance(err, UserError):
+        print(f"agentbus: error: {err}", file=sys.stderr)
+        return 2
+    if isinstance(err, InfraError):
+        print(f"agentbus: infrastructure error: {err}", file=sys.stderr)
+        return 1
+    raise exc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,19 +101,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             report = finished[0]
         else:
             return interrupted()
-    except KeyboardInterrupt:  # a second Ctrl-C, or one before the handler was in place
-        if not finished:
-            return interrupted()
-        report = finished[0]
     except BaseException as exc:
-        err = first_error(exc)
-        if isinstance(err, UserError):
-            print(f"agentbus: error: {err}", file=sys.stderr)
-            return 2
-        if isinstance(err, InfraError):
-            print(f"agentbus: infrastructure error: {err}", file=sys.stderr)
-            return 1
-        raise
+        if is_interrupt(exc):  # a second Ctrl-C, or one before the handler was in place
+            if not finished:
+                return interrupted()
+            report = finished[0]
+        else:
+            return _failed(exc)
     print(f"run directory: {report.run_dir}  (results.json, results.md, events.jsonl)")
     print(
         f"episodes: {report.episodes_run} run, {report.episodes_skipped} resumed from the log, "

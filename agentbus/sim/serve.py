@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from agentbus import registry
 from agentbus.environment import DEFAULT_RUN_TASKS, TaskSource
 from agentbus.errors import UserError
-from agentbus.interrupt import until_interrupted
+from agentbus.interrupt import is_interrupt, until_interrupted
 from agentbus.runnable import is_runnable, require_runnable
 from agentbus.sim.config import SimConfig
 from agentbus.sim.model import SimModel, load_experts
@@ -262,7 +262,10 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"agentbus.sim.serve: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # a second Ctrl-C, or one before the handler was in place
+    except BaseException as exc:
+        if not is_interrupt(exc):
+            raise
+        # a second Ctrl-C, or one before the handler was in place
         print("stopped", flush=True)
     return 0
 
