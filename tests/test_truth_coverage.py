@@ -1,7 +1,8 @@
 """End to end: do the run's 95% intervals cover the simulator's true phi 93-97% of the time?
 
 Each replication is a real evaluation (the application layer, the simulator
-in process at speed 0, the math environment, the run store, the attribution
+in process at speed 0, the environment (git for the fixed-size runs, math for
+the adaptive ones), the run store, the attribution
 service) of the two-slot game planning/action on a fresh task set (generator
 seed), with 3% of simulator calls failing and no LLM-level retries, so
 episodes fail on the infrastructure and are retried. The true phi comes from
@@ -16,7 +17,12 @@ the stored reference table (``python -m agentbus.truth show``). Checked:
   are used; two task blocks in flight so that the stop is not overrun by
   work already issued): the interval the run shows at the stop (the
   anytime-valid one, see attribution/results.py) covers in 93-97%, and most
-  runs stop on the target rather than on the pool.
+  runs stop on the target rather than on the pool. On git the same adaptive
+  runs gave 0.990 for the anytime-valid interval (too wide: the mixture is
+  tuned to the pool, 60 tasks, while the runs stop after about 33) and
+  0.925 for the fixed-sample one (too narrow after the stop); math gave 0.96.
+  An interval whose coverage holds at 95% after a data-dependent stop is
+  still open work.
 
 With 2 x 120 (fixed) and 2 x 100 (adaptive) checks, a method that truly
 covers 90% passes the 93% bar with probability about 5% (fixed) and 10%
@@ -42,9 +48,14 @@ from rich.console import Console
 
 from agentbus.app.config import RunConfig
 from agentbus.app.evaluate import evaluate
+from agentbus.logs import configure
 from agentbus.sim.truth.table import load
 from attribution.exact import exact_values
 
+#: the fixed-size runs play git, which runs wholly in process (math's calculator calls
+#: sympy in worker processes): about 40% less CPU per replication. The adaptive runs
+#: play math; see the module docstring for what git showed there.
+ENV = {False: "git", True: "math"}
 SLOTS = ["planning", "action"]
 REPS = 120
 TASKS = 20
@@ -54,14 +65,15 @@ ADAPTIVE_TARGET = 0.2
 FIRST_SEED = 500_000  # far from the seeds the reference table was made with
 
 
-def truth() -> dict[str, float]:
-    table = load("math", "sim:weak", "sim:strong")
+def truth(env: str) -> dict[str, float]:
+    table = load(env, "sim:weak", "sim:strong")
     phi = exact_values(np.array(table.vector(SLOTS)), "shapley")
     return dict(zip(SLOTS, phi.tolist(), strict=True))
 
 
 def config(seed: int, run_dir: Path, adaptive: bool) -> RunConfig:
     data: dict[str, Any] = {
+        "env": ENV[adaptive],
         "seed": seed,
         "tasks": ADAPTIVE_POOL if adaptive else TASKS,
         "slots": SLOTS,
@@ -100,6 +112,8 @@ def mid_run_interval(run_dir: Path) -> dict[str, tuple[float, float]] | None:
 
 def replicate(seeds: list[int], adaptive: bool) -> list[dict[str, Any]]:
     """Run one evaluation per seed; their final (and mid-run) intervals."""
+
+    configure("error")  # the 3% injected faults would log thousands of warnings per test
 
     async def one(seed: int) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
@@ -141,16 +155,16 @@ def coverage(intervals: list[dict[str, tuple[float, float]]], phi: dict[str, flo
     return float(np.mean(hits))
 
 
-@pytest.fixture(scope="module")
-def phi() -> dict[str, float]:
+def true_phi(env: str) -> dict[str, float]:
     try:
-        return truth()
+        return truth(env)
     except Exception as exc:  # the table is part of the package; its absence is a bug
-        pytest.fail(f"no truth table for math sim:weak vs sim:strong: {exc}")
+        pytest.fail(f"no truth table for {env} sim:weak vs sim:strong: {exc}")
 
 
 @pytest.mark.slow
-def test_final_and_mid_run_intervals_cover_the_true_phi(phi: dict[str, float]) -> None:
+def test_final_and_mid_run_intervals_cover_the_true_phi() -> None:
+    phi = true_phi(ENV[False])
     reps = run_all(REPS, adaptive=False, offset=0)
     final = coverage([r["final"] for r in reps], phi)
     mids = [r["mid"] for r in reps if r["mid"] is not None]
@@ -166,7 +180,7 @@ def test_final_and_mid_run_intervals_cover_the_true_phi(phi: dict[str, float]) -
 
 
 @pytest.mark.slow
-def test_adaptive_runs_stop_on_the_target_and_still_cover(phi: dict[str, float]) -> None:
+def test_adaptive_runs_stop_on_the_target_and_still_cover() -> None:
     """The interval an adaptive run shows (anytime-valid) covers; the fixed one would not.
 
     Stopping once the intervals look narrow selects runs whose spread was
@@ -174,6 +188,7 @@ def test_adaptive_runs_stop_on_the_target_and_still_cover(phi: dict[str, float])
     why adaptive results show the anytime-valid one (``ci_*``; the fixed
     one is kept as ``fixed_*``).
     """
+    phi = true_phi(ENV[True])
     reps = run_all(ADAPTIVE_REPS, adaptive=True, offset=REPS)
     on_target = [r for r in reps if r["stop"].startswith("every 95% interval")]
     episodes = sorted(r["episodes"] for r in reps)

@@ -244,7 +244,14 @@ def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.extend:
         if args.first_seed != FIRST_SEED:
             raise UserError("--extend continues after the stored seeds; drop --first-seed")
-        stored = tables.load(args.env, args.default, args.test, directory, derive=False)
+        # the table in --out if there is one there, else the package's (extended into --out)
+        source = directory
+        if (
+            directory is not None
+            and not tables.table_path(args.env, args.default, args.test, directory).exists()
+        ):
+            source = None
+        stored = tables.load(args.env, args.default, args.test, source, derive=False)
         first_seed = stored.provenance.seeds[1]
         if stored.provenance.tasks_per_seed != args.tasks_per_seed:
             raise UserError(
@@ -257,7 +264,7 @@ def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "use the same"
             )
         print(
-            f"extending {tables.table_path(args.env, args.default, args.test, directory)}: "
+            f"extending {tables.table_path(args.env, args.default, args.test, source)}: "
             f"{stored.provenance.tasks} tasks over seeds {stored.provenance.seeds[0]}-"
             f"{stored.provenance.seeds[1] - 1}, max se {stored.max_se:.4f}; next seed {first_seed}",
             file=sys.stderr,
@@ -311,8 +318,8 @@ def parser() -> argparse.ArgumentParser:
             s.add_argument(
                 "--extend",
                 action="store_true",
-                help="continue the stored table over --tasks more tasks (the seeds after its "
-                "last), pooled exactly as one computation",
+                help="continue the stored table (in --out, else the package's) over --tasks "
+                "more tasks, the seeds after its last, pooled exactly as one computation",
             )
     c = sub.add_parser("compare", help="a run's estimates next to the truth")
     c.add_argument("run_dir", type=Path)
