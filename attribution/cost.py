@@ -26,7 +26,7 @@ import numpy as np
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from scipy import stats
+from scipy import special
 
 from agentbus.coalitions import coalition_label
 from agentbus.record import EpisodeRecord
@@ -65,7 +65,7 @@ def mean_interval(
     if n < 2:
         return {"n": n, "mean": mean, "se": None, "ci_low": None, "ci_high": None}
     se = float(x.std(ddof=1) / np.sqrt(n))
-    q = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1))
+    q = float(special.stdtrit(n - 1, 0.5 + confidence / 2.0))
     low = mean - q * se if floor is None else max(mean - q * se, floor)
     high = mean + q * se if ceiling is None else min(mean + q * se, ceiling)
     return {"n": n, "mean": mean, "se": se, "ci_low": low, "ci_high": high}

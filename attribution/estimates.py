@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special  # quantiles only: scipy.stats costs ~0.6 s more per process start
 
 from attribution.game import FloatArray
 from attribution.variance import anytime_factor
@@ -93,8 +93,8 @@ class Estimates:
     def quantile(self) -> float:
         a = 1.0 - self.confidence
         if self.df is None:
-            return float(stats.norm.ppf(1.0 - a / 2.0))
-        return float(stats.t.ppf(1.0 - a / 2.0, self.df))
+            return float(special.ndtri(1.0 - a / 2.0))
+        return float(special.stdtrit(self.df, 1.0 - a / 2.0))
 
     @property
     def anytime_multiplier(self) -> float:
@@ -153,9 +153,9 @@ class Estimates:
         pairs = max(k * (k - 1) // 2, 1)
         a = (1.0 - self.confidence) / pairs
         if self.df is None:
-            q = float(stats.norm.ppf(1.0 - a / 2.0))
+            q = float(special.ndtri(1.0 - a / 2.0))
         else:
-            q = float(stats.t.ppf(1.0 - a / 2.0, self.df))
+            q = float(special.stdtrit(self.df, 1.0 - a / 2.0))
         out: dict[str, tuple[int, int]] = {}
         for i, si in enumerate(self.slots):
             above = below = 0

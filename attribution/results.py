@@ -33,7 +33,7 @@ import numpy as np
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from scipy.stats import norm
+from scipy import special
 
 from agentbus.coalitions import coalition_label
 from attribution.allocation import within_task_correlation
@@ -263,7 +263,7 @@ def _rate(game: Game, mask: int, confidence: float) -> dict[str, Any]:
     if n == 0:
         return {"mean": None, "n": 0, "ci_low": None, "ci_high": None}
     mean = float(game.means[mask])
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(special.ndtri(0.5 + confidence / 2))
     half = z * float(np.sqrt(max(float(game.variances[mask]), 0.0) / n)) if n > 1 else np.nan
     # rewards lie in [0, 1], so the interval does too
     low, high = _num(max(mean - half, 0.0)), _num(min(mean + half, 1.0))

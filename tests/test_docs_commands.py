@@ -131,6 +131,13 @@ RULES: tuple[Rule, ...] = (
         on_end="wait",
         slow=True,
     ),
+    Rule(
+        "ray executor",
+        rf"-m {RUN_MODULE} .*--executor ray",
+        "parse",
+        why="tests/test_ray_executor.py runs this command line through the CLI; starting a "
+        "Ray cluster again here would cost about a minute of both cores",
+    ),
     Rule("resume", rf"-m {RUN_MODULE} .*--resume", "run", extra=("--progress", "off")),
     Rule("evaluation", rf"-m {RUN_MODULE}(\s|$)", "run", extra=(*SHORT_RUN, *NO_PLOTS)),
     Rule("report", r"-m agentbus(?:\.app)?\.report(\s|$)", "run", extra=("--quiet", "--no-plots")),
