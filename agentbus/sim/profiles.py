@@ -21,7 +21,7 @@ The built-in profiles make the true attribution known by construction:
 ``strong-<role>`` equals ``weak`` everywhere except in ``<role>``, where it
 equals ``strong``. Calibrated against CapaBench (algebra: Llama3-8B 21.6%,
 best model 86.8%): on a default run's 30 generated math tasks, ``weak``
-alone solves about 0.26 and ``strong`` alone about 0.84,
+alone solves about 0.25 and ``strong`` alone about 0.84,
 with every coalition in between and every slot worth something (action and
 reasoning most); see ``python -m agentbus.truth show`` for each environment's
 exact table.

@@ -82,16 +82,8 @@ def extend(old: TruthTable, new: TruthTable) -> TruthTable:
         for i, k in enumerate(keys)
     }
     a, b = old.provenance, new.provenance
-    part = Extension(
-        command=b.command,
-        code_version=b.code_version,
-        created=b.created,
-        seeds=b.seeds,
-        tasks=b.tasks,
-        episodes=b.episodes,
-        seconds=b.seconds,
-        workers=b.workers,
-    )
+    # the new part's own provenance, in the fields an extension records
+    part = Extension.model_validate(b.model_dump(include=set(Extension.model_fields)))
     provenance = a.model_copy(
         update={
             "seeds": (a.seeds[0], b.seeds[1]),
