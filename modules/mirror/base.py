@@ -33,7 +33,7 @@ def parse_score(text: str) -> float | None:
     if found is None:
         return None
     value = float(found.group(1))
-    return value if 0.0 <= value <= 10.0 else None
+    return value if 1.0 <= value <= 10.0 else None
 
 
 def sections(items: Iterable[tuple[str, str]]) -> str:
