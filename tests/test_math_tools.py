@@ -84,6 +84,31 @@ async def test_slow_computation_times_out_and_the_pool_recovers() -> None:
         pool.close()
 
 
+async def test_results_and_refusals_are_remembered_but_timeouts_are_not() -> None:
+    """Coalitions repeat the same calculations: a known one never reaches a worker."""
+    pool = SympyPool(size=1)
+    try:
+        calc = Calculator(pool, timeout=1.0)
+        assert await calc("6*7") == "42"
+        assert pool.memo_hits == 0
+        worker = next(iter(pool._all))
+        worker.stop()  # a remembered result needs no worker at all
+        assert await calc("6*7") == "42"
+        assert pool.memo_hits == 1
+        with pytest.raises(CalcError) as first:
+            await calc("1/0 +* 2")
+        with pytest.raises(CalcError) as again:
+            await calc("1/0 +* 2")
+        assert str(again.value) == str(first.value)
+        assert pool.memo_hits == 2
+        for _ in range(2):  # each overrun is tried anew: the next may have the machine
+            with pytest.raises(CalcTimeout):
+                await calc("expand((x+y+z+w)^40)")
+        assert pool.killed == 2
+    finally:
+        pool.close()
+
+
 @pytest.mark.parametrize(
     ("given", "expected"),
     [

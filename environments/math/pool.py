@@ -8,6 +8,13 @@ that overruns its limit kills its worker (the next call starts a fresh one).
 The pool is thread-safe and loop-agnostic: the async :meth:`SympyPool.run`
 waits in a worker thread, so it works from any event loop (each test gets its
 own) and a cancelled caller never leaves a worker half-used.
+
+Results are remembered (a bounded LRU per pool): the operations are pure, and
+the coalitions of one run check the same answers and evaluate the same
+expressions over and over (in a four-slot math run about nine calls in ten
+repeat an earlier one). A refusal (``CalcError``) is remembered like a value;
+a timeout or a failed worker is not, since it says something about the load,
+not about the expression.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import subprocess
 import sys
 import threading
 import weakref
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +44,10 @@ from environments.math.worker import read_frame, write_frame
 _ROOT = str(Path(__file__).resolve().parents[2])
 #: how long a fresh worker may take to import sympy and say it is ready
 START_TIMEOUT = 60.0
+#: results remembered per pool (each a short string or bool and its key)
+MEMO_ENTRIES = 8192
+
+_Outcome = tuple[str, Any]  # ("ok", value) or ("error", message)
 
 
 class CalcTimeout(CalcError):
@@ -106,6 +118,29 @@ class SympyPool:
         self._limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter]
         self._limiters = weakref.WeakKeyDictionary()
         self.killed = 0
+        self._memo: OrderedDict[tuple[str, tuple[Any, ...]], _Outcome] = OrderedDict()
+        self.memo_hits = 0
+
+    def _recall(self, key: tuple[str, tuple[Any, ...]]) -> _Outcome | None:
+        with self._lock:
+            outcome = self._memo.get(key)
+            if outcome is not None:
+                self._memo.move_to_end(key)
+                self.memo_hits += 1
+            return outcome
+
+    def _remember(self, key: tuple[str, tuple[Any, ...]], outcome: _Outcome) -> None:
+        with self._lock:
+            self._memo[key] = outcome
+            while len(self._memo) > MEMO_ENTRIES:
+                self._memo.popitem(last=False)
+
+    @staticmethod
+    def _unwrap(outcome: _Outcome) -> Any:
+        status, value = outcome
+        if status == "error":
+            raise CalcError(value)
+        return value
 
     def _take(self) -> _Worker:
         try:
@@ -127,6 +162,10 @@ class SympyPool:
 
     def call(self, op: str, args: tuple[Any, ...], timeout: float) -> Any:
         """Run ``op(*args)`` in a worker (blocking); CalcError on refusal or overrun."""
+        key = (op, args)
+        known = self._recall(key)
+        if known is not None:
+            return self._unwrap(known)
         with self._slots:
             worker = self._take()
             try:
@@ -144,9 +183,9 @@ class SympyPool:
                     f"the math worker failed ({type(exc).__name__}); try again"
                 ) from None
             self._idle.put(worker)
-        if status == "error":
-            raise CalcError(value)
-        return value
+        outcome: _Outcome = (str(status), value)
+        self._remember(key, outcome)
+        return self._unwrap(outcome)
 
     def _limiter(self) -> anyio.CapacityLimiter:
         """This event loop's limiter: callers beyond ``size`` wait in the loop, not in
@@ -159,6 +198,9 @@ class SympyPool:
 
     async def run(self, op: str, *args: Any, timeout: float = 5.0) -> Any:
         """Async :meth:`call`: waits in a thread, never blocks the event loop."""
+        known = self._recall((op, args))
+        if known is not None:  # no thread hop for a result already known
+            return self._unwrap(known)
         return await anyio.to_thread.run_sync(
             functools.partial(self.call, op, args, timeout),
             abandon_on_cancel=True,
