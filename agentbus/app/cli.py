@@ -5,9 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from agentbus.pipes import pipe_safe
+
 USAGE = "usage: agentbus {run,report,tail,sim} [ARGS...]  (each takes --help)"
 
 
+@pipe_safe
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):

@@ -19,6 +19,7 @@ import orjson
 from rich.console import Console
 
 from agentbus.errors import UserError
+from agentbus.pipes import pipe_safe
 
 EVENTS = "events.jsonl"
 
@@ -176,6 +177,7 @@ def _keep_run_metadata(path: Path, results: dict[str, Any]) -> dict[str, Any]:
     return {**results, **extra}
 
 
+@pipe_safe
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m agentbus.report",

@@ -21,6 +21,7 @@ import anyio
 from agentbus.errors import InfraError, UserError
 from agentbus.interrupt import Interruptible, is_interrupt, until_interrupted
 from agentbus.logs import configure
+from agentbus.pipes import pipe_safe
 
 
 def uvloop_available() -> bool:
@@ -57,6 +58,7 @@ def _failed(exc: BaseException) -> int:
     raise exc
 
 
+@pipe_safe
 def main(argv: Sequence[str] | None = None) -> int:
     configure(os.environ.get("AGENTBUS_LOG_LEVEL", "warning"))
     from agentbus.app.cli_args import parse_command

@@ -46,6 +46,7 @@ import orjson
 
 from agentbus.errors import UserError
 from agentbus.logs import configure
+from agentbus.pipes import pipe_safe
 from agentbus.sim.truth import table as tables
 from agentbus.sim.truth.table import TruthTable
 from attribution.exact import banzhaf_matrix, shapley_matrix
@@ -327,6 +328,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+@pipe_safe
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)

@@ -22,6 +22,7 @@ from yarl import URL
 
 from agentbus.coalitions import coalition_label
 from agentbus.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EPISODE_STARTED
+from agentbus.pipes import pipe_safe
 from agentbus.runs.progress import normalize_snapshot, payload_key
 
 
@@ -129,6 +130,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+@pipe_safe
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.start is not None and args.start < 0:
