@@ -8,6 +8,7 @@ real run with them, and (slow) that a fresh small computation agrees.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +169,26 @@ def test_single_role_profiles_get_the_table_that_follows_from_weak_vs_strong() -
     assert cli("show", "--env", "git", "--test", "sim:strong-typing").returncode == 2
     assert cli("show", "--env", "git", "--default", "sim:mid", "--test", "sim:strong-action")\
         .returncode == 2  # fmt: skip
+
+
+def test_readme_truth_table_matches_the_stored_tables() -> None:
+    """Every row of the README's truth table is what the stored table gives now."""
+    from agentbus.app.truth import true_values
+
+    text = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| (\w+) \| (\d+) \((\d+)\) \| ([^\n]+) \|$", text, flags=re.M)
+    seen = set()
+    for env, tasks, seeds, rest in rows:
+        if env not in MAX_SE:
+            continue
+        seen.add(env)
+        table = tables.load(env, "sim:weak", "sim:strong")
+        truth = true_values(table)
+        cells = [c.strip() for c in rest.split("|")]
+        v0, vn, *phi, se = (float(c) for c in cells)
+        prov = table.provenance
+        assert (int(tasks), int(seeds)) == (prov.tasks, prov.seeds[1] - prov.seeds[0]), env
+        assert (v0, vn) == (round(truth["v"][0], 3), round(truth["v"][-1], 3)), env
+        assert phi == [round(float(x), 3) for x in truth["shapley"]], env
+        assert se == round(table.max_se, 4), env
+    assert seen == set(MAX_SE), f"README rows for {sorted(seen)}, stored {sorted(MAX_SE)}"
