@@ -140,8 +140,9 @@ def _caveats(config: dict[str, Any], table: TruthTable) -> list[str]:
     elif config.get("tasks") not in (None, prov.tasks_per_seed):
         notes.append(
             f"the run has {config.get('tasks')} generated tasks; the truth is for runs of "
-            f"{prov.tasks_per_seed} (task kinds and levels cycle with the task index), so "
-            "the comparison is approximate"
+            f"{prov.tasks_per_seed}; generators cycle task kinds and levels with the task "
+            "index, so a run of another size draws another mix of tasks and the comparison "
+            "is approximate at best (math, for one, reaches levels 4-5 only from task 31)"
         )
     sampling = ((config.get("llm") or {}).get("sampling")) or {}
     temperature = sampling.get("temperature", 0.0)
