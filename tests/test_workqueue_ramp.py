@@ -31,7 +31,7 @@ def blocks(n: int) -> Iterator[Block]:
 
 
 def record(spec: EpisodeSpec, *, counts: bool = True, error: str | None = None) -> EpisodeRecord:
-    outcome = Outcome(reward=1.0, success=True, error_kind=error) if error else Outcome(reward=1.0)
+    outcome = Outcome(reward=0.0, success=False, error_kind=error) if error else Outcome(reward=1.0)
     return EpisodeRecord(
         episode_id=spec.episode_id,
         task_id=spec.task.id,

@@ -343,10 +343,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "list":
             stored = tables.available()
+            width = max((len(t.env) for t in stored), default=0)
             for t in stored:
                 print(
-                    f"{t.env:<8} {t.default:<12} {t.test:<22} tasks {t.provenance.tasks:>6}  "
-                    f"max se {t.max_se:.4f}"
+                    f"{t.env:<{width}} {t.default:<12} {t.test:<22} "
+                    f"tasks {t.provenance.tasks:>6}  max se {t.max_se:.4f}"
                 )
             bases = [t for t in stored if (t.default, t.test) == ("sim:weak", "sim:strong")]
             if bases:
