@@ -72,3 +72,35 @@ def test_vs_autogen_compares_both_frameworks() -> None:
     out = run("vs_autogen.py", "--sizes", "20,40", "--repeats", "1")
     assert "autogen-core" in out
     assert out.strip().splitlines()[-1].startswith("ratio msgs/s")
+
+
+def test_stopping_rules_replays_adaptive_runs_from_real_outcomes() -> None:
+    out = run(
+        "stopping_rules.py",
+        "--env",
+        "git",
+        "--seeds",
+        "2",
+        "--workers",
+        "1",
+        "--draws",
+        "200",
+        timeout=240.0,
+    )
+    rows = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and parts[0] in {
+            "fixed@min",
+            "fixed@pool",
+            "chow-robbins",
+            "anytime",
+            "anytime/fixed",
+        }:
+            rows[parts[0]] = [float(p) for p in parts[1:]]
+    assert set(rows) == {"fixed@min", "fixed@pool", "chow-robbins", "anytime", "anytime/fixed"}
+    # same stop, wider interval: the anytime-valid one covers at least as often
+    assert rows["anytime"][0] >= rows["anytime/fixed"][0]
+    # nothing stops before --min-tasks (20) or after the block's 30 tasks
+    assert all(20 <= r[3] <= 30 for r in rows.values())
+    assert out.strip().splitlines()[-1].startswith("coverage next to fixed@min")

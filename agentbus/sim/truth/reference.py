@@ -85,9 +85,14 @@ class Sums:
     infra_errors: int = 0
     episodes: int = 0
     seconds: float = 0.0
+    #: (seed, task id) -> coalition key -> reward, kept only when asked for (a study
+    #: of stopping rules resamples whole tasks; the table needs the sums alone)
+    tasks: dict[tuple[int, str], dict[str, float]] | None = None
 
     def merge(self, other: Sums) -> None:
         self.blocks.update(other.blocks)
+        if other.tasks is not None:
+            self.tasks = {**(self.tasks or {}), **other.tasks}
         self.infra_errors += other.infra_errors
         self.episodes += other.episodes
         self.seconds += other.seconds
@@ -212,6 +217,8 @@ async def _run_block(
         key = spec.metadata["coalition_key"]
         block[key][0] += outcome.reward
         block[key][1] += 1
+        if sums.tasks is not None:
+            sums.tasks.setdefault((seed, spec.task.id), {})[key] = float(outcome.reward)
 
     runtime = Runtime(max_concurrency=CONCURRENCY)
     await runtime.run(_specs(setting, setup, router), on_outcome)
@@ -221,11 +228,11 @@ async def _run_block(
         )
 
 
-async def _run_seeds(setting: Setting, seeds: Sequence[int]) -> Sums:
+async def _run_seeds(setting: Setting, seeds: Sequence[int], per_task: bool) -> Sums:
     env_cls = registry.get("environments", setting.env)
     experts = [setting.env] if setting.env in registry.names("experts") else []
     _, keys = coalition_keys(setting.agent)
-    sums = Sums(keys)
+    sums = Sums(keys, tasks={} if per_task else None)
     t0 = time.perf_counter()
     # no delays, hence no use for the prefix-cache model: it only times prefills
     # and counts cached tokens (hashing every prompt's blocks was ~12% of robot's time)
@@ -249,10 +256,13 @@ async def _run_seeds(setting: Setting, seeds: Sequence[int]) -> Sums:
     return sums
 
 
-def run_seeds(setting: Setting, seeds: Sequence[int]) -> Sums:
-    """Run every coalition on the blocks of ``seeds`` in this process (blocking)."""
+def run_seeds(setting: Setting, seeds: Sequence[int], per_task: bool = False) -> Sums:
+    """Run every coalition on the blocks of ``seeds`` in this process (blocking).
+
+    ``per_task`` also keeps every task's reward per coalition (``Sums.tasks``).
+    """
     configure("warning")  # also in spawned workers, which start with default logging
-    result: Sums = anyio.run(_run_seeds, setting, list(seeds), backend="asyncio")
+    result: Sums = anyio.run(_run_seeds, setting, list(seeds), per_task, backend="asyncio")
     return result
 
 
