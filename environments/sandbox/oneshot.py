@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 
+from environments.sandbox import signals
 from environments.sandbox.bwrap import bwrap_argv
 from environments.sandbox.limits import SandboxLimits
 from environments.sandbox.result import KILLED, CommandResult
@@ -39,15 +40,13 @@ async def run_once(
     try:
         out, _ = await asyncio.wait_for(proc.communicate(stdin.encode()), limits.timeout_s)
     except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
+        signals.kill(proc)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(proc.wait(), 10)
         return CommandResult(KILLED, "", timed_out=True)
     finally:
         if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+            signals.kill(proc)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(proc.wait(), 10)
     text = out.decode(errors="replace")

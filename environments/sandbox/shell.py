@@ -20,6 +20,7 @@ import os
 import signal
 from collections.abc import Sequence
 
+from environments.sandbox import signals
 from environments.sandbox.bwrap import bwrap_argv
 from environments.sandbox.limits import SandboxLimits
 from environments.sandbox.result import KILLED, CommandResult
@@ -166,8 +167,7 @@ class Sandbox:
             for child in _children(proc.pid):
                 with contextlib.suppress(OSError):
                     os.kill(child, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+            signals.kill(proc)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(proc.wait(), 10)
 
