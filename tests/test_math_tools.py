@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import anyio
+
 import pytest
 
 from environments.math.answer import AnswerChecker, extract_answer
@@ -107,6 +109,34 @@ async def test_results_and_refusals_are_remembered_but_timeouts_are_not() -> Non
         assert pool.killed == 2
     finally:
         pool.close()
+
+
+async def test_identical_calls_in_flight_share_one_worker_call() -> None:
+    """The coalitions of one task ask the same sum at once: one worker computes it."""
+    pool = SympyPool(size=2)
+    results: list[str] = []
+    try:
+
+        async def ask() -> None:
+            results.append(await pool.run("calculate", "expand((x+y)^12)", timeout=5.0))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(6):
+                tg.start_soon(ask)
+        assert len(results) == 6 and len(set(results)) == 1
+        assert pool.coalesced == 5  # the first went to a worker; the others waited for it
+        # a timeout is not shared: every waiter then tries for itself
+        async with anyio.create_task_group() as tg:
+            for _ in range(2):
+                tg.start_soon(_expect_timeout, pool)
+        assert pool.killed == 2 and pool.coalesced == 5
+    finally:
+        pool.close()
+
+
+async def _expect_timeout(pool: SympyPool) -> None:
+    with pytest.raises(CalcTimeout):
+        await pool.run("calculate", "expand((x+y+z+w)^40)", timeout=0.5)
 
 
 @pytest.mark.parametrize(

@@ -120,6 +120,12 @@ class SympyPool:
         self.killed = 0
         self._memo: OrderedDict[tuple[str, tuple[Any, ...]], _Outcome] = OrderedDict()
         self.memo_hits = 0
+        #: per event loop: calls on their way to a worker, so that an identical call
+        #: made meanwhile (the coalitions of one task ask the same) waits for it
+        self._pending: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[tuple[str, tuple[Any, ...]], anyio.Event]
+        ] = weakref.WeakKeyDictionary()
+        self.coalesced = 0
 
     def _recall(self, key: tuple[str, tuple[Any, ...]]) -> _Outcome | None:
         with self._lock:
@@ -197,10 +203,34 @@ class SympyPool:
         return limiter
 
     async def run(self, op: str, *args: Any, timeout: float = 5.0) -> Any:
-        """Async :meth:`call`: waits in a thread, never blocks the event loop."""
-        known = self._recall((op, args))
+        """Async :meth:`call`: waits in a thread, never blocks the event loop.
+
+        An identical call already on its way to a worker is waited for rather
+        than sent again; if it ends without a result to share (a timeout, which
+        is never remembered, or its caller was cancelled) this one runs itself.
+        """
+        key = (op, args)
+        known = self._recall(key)
         if known is not None:  # no thread hop for a result already known
             return self._unwrap(known)
+        pending = self._pending.setdefault(asyncio.get_running_loop(), {})
+        first = pending.get(key)
+        if first is not None:
+            await first.wait()
+            known = self._recall(key)
+            if known is not None:
+                self.coalesced += 1
+                return self._unwrap(known)
+            return await self._in_thread(op, args, timeout)
+        mine = pending[key] = anyio.Event()
+        try:
+            return await self._in_thread(op, args, timeout)
+        finally:
+            if pending.get(key) is mine:
+                del pending[key]
+            mine.set()
+
+    async def _in_thread(self, op: str, args: tuple[Any, ...], timeout: float) -> Any:
         return await anyio.to_thread.run_sync(
             functools.partial(self.call, op, args, timeout),
             abandon_on_cancel=True,
