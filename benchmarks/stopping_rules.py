@@ -18,6 +18,8 @@ This script separates the two questions:
 Rules compared (95% intervals, t quantile with tasks - 1 degrees of freedom):
 
 * ``fixed@min``: no stopping, the interval after ``--min-tasks`` tasks;
+* ``skewed@min``: as ``fixed@min``, centred for skewness (Johnson 1978), a
+  candidate for calibrating the ordinary interval at this size;
 * ``fixed@pool``: no stopping, the whole block;
 * ``chow-robbins``: stop at the first n >= ``--min-tasks`` whose fixed-sample
   interval is under ``--target`` for every slot (Chow and Robbins 1965);
@@ -126,8 +128,21 @@ def rules(target: float, min_tasks: int, pool: int) -> dict[str, Rule]:
                 return m, (t(n) * se if show_fixed else cs), n, True
         return m, (t(len(x)) * se if show_fixed else cs), len(x), False
 
+    def skew_shifted(x: FloatArray) -> tuple[FloatArray, FloatArray, int, bool]:
+        # Johnson (1978): centre the t-interval at mean + mu3 / (6 s^2 n), which
+        # removes the first-order effect of skewness on the t statistic
+        n = min(min_tasks, len(x))
+        m, se = interval(x, n)
+        part = x[:n]
+        mu3 = ((part - m) ** 3).mean(axis=0) * n * n / ((n - 1) * (n - 2))
+        var = se * se * n
+        shift = np.divide(mu3, 6.0 * var * n, out=np.zeros_like(mu3), where=var > 0)
+        hw = t(n) * se
+        return m + shift, hw, n, bool(np.all(hw <= target))
+
     return {
         "fixed@min": fixed_at(lambda _: min_tasks),
+        "skewed@min": skew_shifted,
         "fixed@pool": fixed_at(lambda size: size),
         "chow-robbins": chow_robbins,
         "anytime": lambda x: anytime(x, False),
