@@ -41,10 +41,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 # This file is named like the package it measures; keep its folder off the path.
@@ -55,24 +53,12 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from agentbus.coalitions import coalition_key  # noqa: E402
-from agentbus.sim.truth.reference import Setting, Sums, coalition_keys, run_seeds  # noqa: E402
+from agentbus.sim.truth.reference import Setting, Sums, coalition_keys, compute  # noqa: E402
 from agentbus.sim.truth.table import load  # noqa: E402
 from attribution.exact import exact_values, shapley_matrix  # noqa: E402
 from attribution.variance import anytime_factor  # noqa: E402
 
 FloatArray = np.ndarray
-
-
-def outcomes(setting: Setting, seeds: Sequence[int], workers: int) -> Sums:
-    """Every task's reward per coalition over ``seeds`` (one chunk per worker)."""
-    chunks = [list(seeds[i::workers]) for i in range(workers)]
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        parts = list(pool.map(run_seeds, [setting] * workers, chunks, [True] * workers))
-    total = Sums(parts[0].coalitions, tasks={})
-    for part in parts:
-        total.merge(part)
-    return total
 
 
 def per_task_phi(
@@ -166,7 +152,7 @@ def main() -> int:
     agent_slots, _ = coalition_keys(setting.agent)
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     print(f"reference episodes: {args.env}, {args.seeds} blocks of {setting.per_seed} tasks ...")
-    sums = outcomes(setting, seeds, args.workers)
+    sums = compute(setting, seeds, workers=args.workers, per_task=True)
     blocks = per_task_phi(sums, agent_slots, args.slots)
     table = load(args.env, "sim:weak", "sim:strong")
     truth = exact_values(np.array(table.vector(args.slots)), "shapley")

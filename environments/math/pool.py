@@ -121,7 +121,8 @@ class SympyPool:
         self._memo: OrderedDict[tuple[str, tuple[Any, ...]], _Outcome] = OrderedDict()
         self.memo_hits = 0
         #: per event loop: calls on their way to a worker, so that an identical call
-        #: made meanwhile (the coalitions of one task ask the same) waits for it
+        #: made meanwhile (the coalitions of one task ask the same) waits for it;
+        #: ``coalesced`` counts those waiters (their answer also counts as a memo hit)
         self._pending: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[tuple[str, tuple[Any, ...]], anyio.Event]
         ] = weakref.WeakKeyDictionary()

@@ -5,9 +5,11 @@ which first calls ``poll()``: if the child has just exited (bubblewrap does,
 the moment the namespace's init is killed), that ``waitpid`` reaps it behind
 asyncio's child watcher. The watcher's own ``waitpid`` then fails, it logs
 "Unknown child process pid N, will report returncode 255" and the process's
-``returncode`` reads 255. Signalling the pid directly does not reap: until
-the watcher has reaped the child its pid cannot be reused, and once it has,
-``returncode`` is set and we do not signal at all.
+``returncode`` reads 255. Signalling the pid directly does not reap. Until
+the watcher reaps the child its pid cannot be reused; between that reap and
+asyncio setting ``returncode`` (a callback on this loop) a signal by pid could
+in principle reach a new process with the same pid, the same window
+``Popen.send_signal`` itself leaves.
 """
 
 from __future__ import annotations

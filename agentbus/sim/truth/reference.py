@@ -274,12 +274,14 @@ def compute(
     chunk: int = 4,
     progress: Callable[[Sums], None] | None = None,
     deadline: float | None = None,
+    per_task: bool = False,
 ) -> Sums:
     """Run ``seeds`` across ``workers`` processes in chunks; ``progress`` sees the running sums.
 
     ``deadline`` (a ``time.monotonic()`` value) stops starting new chunks once
     passed: the sums then cover the seeds finished so far, in seed order, and
-    their standard errors say honestly how precise that is.
+    their standard errors say honestly how precise that is. ``per_task`` also
+    keeps every task's reward per coalition (``Sums.tasks``).
     """
     _, keys = coalition_keys(setting.agent)
     total = Sums(keys)
@@ -292,7 +294,7 @@ def compute(
         for part in chunks:
             if late():
                 break
-            total.merge(run_seeds(setting, part))
+            total.merge(run_seeds(setting, part, per_task))
             if progress is not None:
                 progress(total)
         return total
@@ -300,7 +302,9 @@ def compute(
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         pending = list(chunks)
         running = {
-            pool.submit(run_seeds, setting, pending.pop(0)) for _ in range(workers) if pending
+            pool.submit(run_seeds, setting, pending.pop(0), per_task)
+            for _ in range(workers)
+            if pending
         }
         while running:
             future = next(as_completed(running))
@@ -309,7 +313,7 @@ def compute(
             if progress is not None:
                 progress(total)
             if pending and not late():
-                running.add(pool.submit(run_seeds, setting, pending.pop(0)))
+                running.add(pool.submit(run_seeds, setting, pending.pop(0), per_task))
     return total
 
 
