@@ -43,6 +43,7 @@ from attribution.exact import banzhaf_values, interaction_values, shapley_values
 from attribution.game import Game
 from attribution.multi import best_assignment, table_from_results
 from attribution.sampling import StratifiedShapley
+from attribution.variance import MIN_CLUSTERS
 
 Results = dict[str, Any]
 
@@ -64,36 +65,9 @@ def _table(est: Estimates) -> dict[str, dict[str, Any]]:
     }
 
 
-#: what ``ci_low``/``ci_high`` are: the fixed-sample interval, or (adaptive runs)
-#: the anytime-valid one the run stopped on
-FIXED, ANYTIME = "fixed-sample", "anytime-valid"
-
-
-def _anytime_headline(table: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
-    """Rows whose ``ci_*`` is the anytime-valid interval; the fixed one moves to ``fixed_*``.
-
-    An adaptive run stops once its intervals are narrow enough, which selects
-    the runs whose spread happened to look small: measured end to end
-    (tests/test_truth_coverage.py), the fixed-sample 95% interval then covers
-    the true phi only 92.5-93% of the time (88-90% in earlier versions),
-    the anytime-valid one about 99% (valid, and conservative).
-    So for those runs every reader of ``ci_*`` gets the valid one.
-    """
-    if table is None:
-        return None
-    out = {}
-    for key, row in table.items():
-        if "cs_low" not in row:
-            out[key] = row
-            continue
-        out[key] = {
-            **row,
-            "ci_low": row["cs_low"],
-            "ci_high": row["cs_high"],
-            "fixed_low": row["ci_low"],
-            "fixed_high": row["ci_high"],
-        }
-    return out
+#: what ``ci_low``/``ci_high`` are (adaptive runs included: they stop on it, see
+#: :meth:`attribution.service.AttributionService.done`); ``cs_*`` is the anytime-valid one
+FIXED = "fixed-sample"
 
 
 def model_summary(
@@ -103,24 +77,15 @@ def model_summary(
     failures: int = 0,
     horizon: float | None = None,
     interactions: bool = True,
-    anytime: bool = False,
 ) -> dict[str, Any]:
-    """Everything the results file says about one test model's game.
-
-    With ``anytime`` (an adaptive run) ``ci_low``/``ci_high`` are the
-    anytime-valid interval; see :func:`_anytime_headline`.
-    """
-    out = _model_summary(
+    """Everything the results file says about one test model's game."""
+    return _model_summary(
         game,
         confidence=confidence,
         failures=failures,
         horizon=horizon,
         interactions=interactions,
     )
-    if anytime:
-        for index in ("shapley", "banzhaf", "interactions"):
-            out[index] = _anytime_headline(out[index])
-    return out
 
 
 def _model_summary(
@@ -200,14 +165,12 @@ def build_results(
     confidence: float = 0.95,
     horizon: float | None = None,
     shift: str | None = None,
-    anytime: bool = False,
 ) -> Results:
     """The results-file content for every test model.
 
     ``source`` is a :class:`Collector` (the live service's, or one replayed from
     a log) or a mapping test model -> :class:`Game`; with a mapping, pass the
     ``default_model`` and the infrastructure ``failures`` per model yourself.
-    ``anytime``: the run was adaptive, its intervals are the anytime-valid ones.
     """
     failure_summary: dict[str, Any] | None = None
     variants: Mapping[str, Any] = {}
@@ -229,7 +192,6 @@ def build_results(
             confidence=confidence,
             failures=fails.get(model, 0),
             horizon=horizon,
-            anytime=anytime,
         )
         for model, game in sorted(games.items())
     }
@@ -243,7 +205,7 @@ def build_results(
         "slots": slots,
         "default_model": default,
         "confidence": confidence,
-        "interval": ANYTIME if anytime else FIXED,
+        "interval": FIXED,
         "models": models,
         "best": None,
     }
@@ -425,11 +387,15 @@ def _agent_rows(results: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _interval_note(results: Mapping[str, Any]) -> str:
-    if results.get("interval") != ANYTIME:
+    adaptive = results.get("adaptive")
+    if not isinstance(adaptive, Mapping):
         return ""
     return (
-        " The run was adaptive: intervals are anytime-valid (what it stopped on; a"
-        " fixed-sample interval would not keep its coverage after such a stop)."
+        " The run was adaptive: it stopped the first time every interval was narrower"
+        f" than +/-{adaptive.get('target_halfwidth')} with at least {MIN_CLUSTERS} tasks in"
+        " (the Chow-Robbins rule; the intervals keep about their coverage after such a stop,"
+        " see docs/design-notes.md); results.json also gives the wider anytime-valid"
+        " interval (`cs_low`, `cs_high`), valid under any stopping rule."
     )
 
 
@@ -505,8 +471,7 @@ def render_console(results: Mapping[str, Any]) -> Group:
         coalitions.add_row(*row)
     tables.append(coalitions)
     for index in ("shapley", "banzhaf"):
-        kind = " anytime-valid" if results.get("interval") == ANYTIME else ""
-        table = Table(title=f"{index.capitalize()} values ({conf}%{kind} intervals)")
+        table = Table(title=f"{index.capitalize()} values ({conf}% intervals)")
         table.add_column("slot", style="bold")
         for m in models:
             table.add_column(m, justify="right")

@@ -50,7 +50,6 @@ from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
 from attribution.exact import shapley_matrix, shapley_values
 from attribution.results import (
-    ANYTIME,
     EXACT_MAX_SLOTS,
     FIXED,
     Results,
@@ -58,6 +57,7 @@ from attribution.results import (
     model_summary,
 )
 from attribution.sampling import StratifiedShapley
+from attribution.variance import MIN_CLUSTERS
 
 log = structlog.get_logger(__name__)
 
@@ -260,7 +260,6 @@ class AttributionService:
                 failures=failures.get(model, 0),
                 horizon=self.horizon,
                 interactions=False,
-                anytime=self.adaptive,
             )
             for model, game in self.collector.games.items()
         }
@@ -280,7 +279,7 @@ class AttributionService:
             "failure_kinds": self.everything.failure_kinds,
             "models": models,
             "adaptive": self.adaptive,
-            "interval": ANYTIME if self.adaptive else FIXED,
+            "interval": FIXED,
         }
         if self.target_halfwidth is not None:
             snap["target_halfwidth"] = self.target_halfwidth
@@ -309,25 +308,33 @@ class AttributionService:
             self.everything,
             confidence=self.confidence,
             horizon=self.horizon,
-            anytime=self.adaptive,
         )
 
-    def halfwidths(self, test_model: str, *, anytime: bool | None = None) -> np.ndarray | None:
+    def halfwidths(self, test_model: str, *, anytime: bool = False) -> np.ndarray | None:
         est = self.estimates(test_model)
         if est is None:
             return None
-        return est.halfwidths(anytime=self.adaptive if anytime is None else anytime)
+        return est.halfwidths(anytime=anytime)
 
-    def done(self, target_halfwidth: float | None = None, *, anytime: bool | None = None) -> bool:
+    def done(self, target_halfwidth: float | None = None, *, anytime: bool = False) -> bool:
         """Every slot of every test model has an interval narrower than the target.
 
-        Uses the anytime-valid interval when the run is adaptive (``anytime``
-        overrides), so stopping on it keeps the stated coverage.
+        The stopping rule of adaptive runs (Chow and Robbins 1965): the first
+        time every fixed-sample interval is under the target, once each test
+        model has at least ``MIN_CLUSTERS`` tasks (the task-as-unit form is in
+        use, and its spread is no longer a guess from a handful of tasks).
+        Replayed on real outcomes (benchmarks/stopping_rules.py) this stop
+        costs 0.002-0.006 of coverage against a fixed run of 20 tasks; the
+        end-to-end test measures the interval it shows. ``anytime`` stops on
+        the anytime-valid interval instead (valid under any stopping rule, and
+        about 1.5x wider).
         """
         target = self.target_halfwidth if target_halfwidth is None else target_halfwidth
         if target is None or not self.collector.games:
             return False
-        for model in self.collector.games:
+        for model, game in self.collector.games.items():
+            if not anytime and game.n_tasks < MIN_CLUSTERS:
+                return False
             hw = self.halfwidths(model, anytime=anytime)
             if hw is None or not bool(np.all(hw <= target)):
                 return False

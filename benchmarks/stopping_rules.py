@@ -1,7 +1,7 @@
 """Coverage of adaptive stopping rules, on real per-task outcomes of the simulator.
 
 The end-to-end coverage test (tests/test_truth_coverage.py) runs the whole
-pipeline 100 times: enough to check validity, too few to tell 0.94 from 0.96
+pipeline 250 times: enough to check 93-97%, too few to tell 0.94 from 0.96
 (one set of 100 task blocks has a coverage spread of about 0.015 by itself).
 This script separates the two questions:
 
@@ -22,14 +22,13 @@ Rules compared (95% intervals, t quantile with tasks - 1 degrees of freedom):
   candidate for calibrating the ordinary interval at this size;
 * ``fixed@pool``: no stopping, the whole block;
 * ``chow-robbins``: stop at the first n >= ``--min-tasks`` whose fixed-sample
-  interval is under ``--target`` for every slot (Chow and Robbins 1965);
+  interval is under ``--target`` for every slot (Chow and Robbins 1965; how
+  ``--adaptive`` runs stop);
 * ``anytime``: stop at the first n >= ``--min-tasks`` whose anytime-valid
   interval (attribution.variance.anytime_factor, tuned to the block's
-  tasks) is under the target, showing that interval (what an adaptive run
-  shows today) and, as ``anytime/fixed``, the fixed-sample one at the same
-  stop. A run also looks earlier, on the independent form with shrunk
-  variances; a task-paired spread from two or three tasks can be 0, so this
-  replay does not.
+  tasks) is under the target, showing that interval (what adaptive runs
+  showed before they switched to Chow-Robbins) and, as ``anytime/fixed``,
+  the fixed-sample one at the same stop.
 
 Printed per rule: coverage (all slots, then each), tasks at the stop, the
 share of draws that stopped on the target, and the spread of coverage over

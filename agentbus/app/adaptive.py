@@ -11,8 +11,9 @@ admitted, fresh task blocks are issued (complete blocks never hurt). With
 deterministic sampling (temperature 0 or a fixed seed) a repeat of the same
 (coalition, task) would replay the same answers, so each pair runs once and
 the task pool bounds the run. It stops when every interval is narrower than
-the target (anytime-valid, so stopping on it keeps coverage), at
-``max_episodes``, or when the tasks are used up.
+the target with at least 20 tasks in (see
+:meth:`attribution.service.AttributionService.done`), at ``max_episodes``, or
+when the tasks are used up.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from agentbus.environment import Task
 from agentbus.episode import EpisodeSpec
 from agentbus.record import EpisodeRecord
 from attribution.service import AttributionService
+from attribution.variance import MIN_CLUSTERS
 
 
 class AdaptiveScheduler:
@@ -92,7 +94,10 @@ class AdaptiveScheduler:
             self.stop_reason = f"issued --max-episodes {self.max_episodes}"
             return True
         if self.service.done(self.target):
-            self.stop_reason = f"every 95% interval is narrower than +/-{self.target:g}"
+            self.stop_reason = (
+                f"every 95% interval is narrower than +/-{self.target:g} "
+                f"({MIN_CLUSTERS} tasks or more in)"
+            )
             return True
         return False
 

@@ -613,7 +613,6 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         confidence=service.confidence,
         horizon=service.horizon,
         shift=config.shift,
-        anytime=service.adaptive,
     )
     results["env"] = config.env
     if config.preset is not None:
