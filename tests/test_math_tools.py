@@ -76,6 +76,9 @@ async def test_slow_computation_times_out_and_the_pool_recovers() -> None:
     pool = SympyPool(size=1)
     try:
         calc = Calculator(pool, timeout=1.0)
+        # the worker is started first, so the clock below sees the timeout, not a
+        # process start on a loaded machine (the expansion itself takes about 7 s)
+        assert await calc("1+1") == "2"
         started = time.perf_counter()
         with pytest.raises(CalcTimeout):
             await calc("expand((x+y+z+w)^40)")
