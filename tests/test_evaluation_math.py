@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import io
 import math
 import sys
 from pathlib import Path
@@ -149,6 +150,18 @@ async def test_adaptive_run_stops_by_itself_under_the_target(tmp_path: Path) -> 
     rebuilt = rebuild(tmp_path / "run", plots=False)
     assert rebuilt["models"]["sim:strong"]["shapley"] == model["shapley"]
     assert "Chow-Robbins" in (tmp_path / "run" / "results.md").read_text()
+
+
+async def test_adaptive_run_on_fewer_than_20_tasks_says_why_it_did_not_stop(
+    tmp_path: Path,
+) -> None:
+    # every task in flight at once: the tasks can run out before the first estimate
+    cfg = config(tmp_path, tasks=8, slots=["planning", "action"], adaptive=True, tasks_in_flight=8)
+    report = await evaluate(cfg, Console(file=io.StringIO()))
+    adaptive = report.results["adaptive"]
+    assert adaptive["done"] is False
+    assert "the stop needs 20 tasks or more" in adaptive["stop_reason"], adaptive
+    assert report.results["models"]["sim:strong"]["episodes"] == 4 * 8  # every task used
 
 
 async def test_two_test_models_and_the_best_combination(tmp_path: Path) -> None:

@@ -71,21 +71,26 @@ class AdaptiveScheduler:
         """The next block to run, or None to stop."""
         if self._finished():
             return None
+        block: Block | None
         if any(self.service.estimates(m) is None for m in self.test_models):
-            return self._fresh_block(self.service.widest_model() or self.test_models[0])
-        suggestion = self.service.suggest()
-        model = suggestion.test_model
-        if suggestion.mode == "block":
-            repeats = {
-                key: (1 if self.deterministic else max(1, k)) for key, k in suggestion.coalitions
-            }
-            block = self._fresh_block(model, repeats)
+            block = self._fresh_block(self.service.widest_model() or self.test_models[0])
         else:
-            block = self._singles(model, [key for key, _ in suggestion.coalitions])
+            suggestion = self.service.suggest()
+            model = suggestion.test_model
+            if suggestion.mode == "block":
+                repeats = {
+                    key: (1 if self.deterministic else max(1, k))
+                    for key, k in suggestion.coalitions
+                }
+                block = self._fresh_block(model, repeats)
+            else:
+                block = self._singles(model, [key for key, _ in suggestion.coalitions])
         if block is None:
+            few = len(self.tasks) < MIN_CLUSTERS
             self.stop_reason = (
                 "the tasks ran out before every interval reached the target "
                 f"(+/-{self.target:g}); give more tasks (--tasks) or a dataset"
+                + (f": the stop needs {MIN_CLUSTERS} tasks or more" if few else "")
             )
         return block
 
