@@ -114,7 +114,11 @@ def parser() -> OneLineParser:
     a("--concurrency", type=int, help="episodes in flight at once (default 1000)")
     a("--best", action="store_true", default=None, help="also run the best-combination agent")
     a("--adaptive", action="store_true", default=None, help="stop when intervals are narrow")
-    a("--target-halfwidth", type=float, help="adaptive stop: every 95%% half-width below this")
+    a(
+        "--target-halfwidth",
+        type=float,
+        help="adaptive stop: every 95%% half-width below this, 20 tasks or more in",
+    )
     a("--max-episodes", type=int, help="adaptive stop: at most this many episodes")
     a("--run-dir", type=Path, help="run directory (resumes if it holds this run)")
     a("--resume", type=Path, metavar="DIR", help="resume the run in DIR with its own config")
