@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -62,6 +62,8 @@ def test_mirror_critic_score(text: str) -> None:
 
 @SETTINGS
 @given(model_text("\\frac", "{", "}", "^", "**", "sqrt", "x", "=", "9", "e", "__", "import"))
+@example("\\frac\\")  # a macro argument that is a lone backslash: was an AssertionError
+@example("\\frac{1}\\\n2")  # a backslash before a newline
 def test_math_calculator_screen(text: str) -> None:
     from environments.math.safeparse import CalcError, to_plain
 

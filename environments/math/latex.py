@@ -125,7 +125,8 @@ def _arg(s: str, i: int) -> tuple[str, int]:
         return _group(s, i)
     if s[i] == "\\":
         m = _COMMAND.match(s, i)
-        assert m is not None
+        if m is None:  # a lone backslash at the end, e.g. "\\frac\\" (tests/test_fuzz_parsers.py)
+            raise LatexError(f"a backslash at character {i + 1} starts no LaTeX command")
         return m.group(0), m.end()
     return s[i], i + 1
 
