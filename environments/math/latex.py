@@ -115,6 +115,15 @@ def _group(s: str, i: int) -> tuple[str, int]:
     raise LatexError("unbalanced braces in the LaTeX expression")
 
 
+def _command(s: str, i: int) -> re.Match[str]:
+    """The ``\\command`` starting at ``s[i]``; a backslash at the end or before a
+    newline starts none, and model text has both (found by tests/test_fuzz_parsers.py)."""
+    m = _COMMAND.match(s, i)
+    if m is None:
+        raise LatexError(f"a backslash at character {i + 1} starts no LaTeX command")
+    return m
+
+
 def _arg(s: str, i: int) -> tuple[str, int]:
     """One macro argument: a ``{group}``, a ``\\command`` or a single character."""
     while i < len(s) and s[i] == " ":
@@ -124,9 +133,7 @@ def _arg(s: str, i: int) -> tuple[str, int]:
     if s[i] == "{":
         return _group(s, i)
     if s[i] == "\\":
-        m = _COMMAND.match(s, i)
-        if m is None:  # a lone backslash at the end, e.g. "\\frac\\" (tests/test_fuzz_parsers.py)
-            raise LatexError(f"a backslash at character {i + 1} starts no LaTeX command")
+        m = _command(s, i)
         return m.group(0), m.end()
     return s[i], i + 1
 
@@ -168,9 +175,7 @@ def convert(s: str) -> str:
     while i < n:
         c = s[i]
         if c == "\\":
-            m = _COMMAND.match(s, i)
-            if m is None:  # a lone backslash at the end (found by tests/test_fuzz_parsers.py)
-                raise LatexError(f"a backslash at character {i + 1} starts no LaTeX command")
+            m = _command(s, i)
             name = m.group(1)
             i = m.end()
             if name in ("frac", "dfrac", "tfrac", "cfrac"):
