@@ -21,8 +21,10 @@ import anyio.abc
 
 from agentbus.actor import Actor, ActorContext, on
 from agentbus.bus import Bus, Envelope, Inbox, describe
+from agentbus.calltrace import CallTrace
 from agentbus.environment import Environment, Task
-from agentbus.errors import InfraError
+from agentbus.errors import ContextOverflow, InfraError
+from agentbus.llm.queueing import QueueClock, start_clock, stop_clock
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
 from agentbus.mailbox import MailboxClosed
 from agentbus.messages import (
@@ -32,7 +34,7 @@ from agentbus.messages import (
     StopEpisode,
     TaskStarted,
 )
-from agentbus.outcome import ErrorKind, Outcome, SlotUsage
+from agentbus.outcome import ErrorKind, Outcome, SlotUsage, kind_counts
 
 ENV_ACTOR = "environment"
 EPISODE_SENDER = "episode"
@@ -87,17 +89,32 @@ class Usage:
 class MeteredLLM:
     """Wraps an actor's model so the episode can report its tokens and calls, per slot."""
 
-    __slots__ = ("_inner", "_slot", "_usage")
+    __slots__ = ("_calls", "_inner", "_name", "_slot", "_usage")
 
-    def __init__(self, inner: LLM, usage: Usage, slot: SlotUsage | None = None) -> None:
+    def __init__(
+        self,
+        inner: LLM,
+        usage: Usage,
+        slot: SlotUsage | None = None,
+        *,
+        calls: CallTrace | None = None,
+        name: str = "",
+    ) -> None:
         self._inner = inner
         self._usage = usage
         self._slot = slot
+        self._calls = calls  # traced episodes: each call's prompt and answer
+        self._name = name
 
     async def complete(
         self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
     ) -> Completion:
-        result = await self._inner.complete(messages, params)
+        try:
+            result = await self._inner.complete(messages, params)
+        except ContextOverflow:
+            if self._slot is not None:
+                self._slot.context_overflows += 1
+            raise
         u = self._usage
         u.calls += 1
         u.prompt_tokens += result.prompt_tokens
@@ -108,11 +125,16 @@ class MeteredLLM:
             s.input_tokens += result.prompt_tokens
             s.cached_input_tokens += result.cached_prompt_tokens
             s.output_tokens += result.completion_tokens
+            reasons = s.finish_reasons
+            reasons[result.finish_reason] = reasons.get(result.finish_reason, 0) + 1
+            s.invalid_tool_calls += result.invalid_tool_calls
             if not result.cached:  # went upstream: billed to this run
                 s.sent_calls += 1
                 s.sent_input_tokens += result.prompt_tokens
                 s.sent_cached_input_tokens += result.cached_prompt_tokens
                 s.sent_output_tokens += result.completion_tokens
+        if self._calls is not None:
+            self._calls.add(self._name, s.model if s is not None else "", messages, result)
         return result
 
 
@@ -122,12 +144,18 @@ class EnvironmentActor(Actor):
     publishes = (Feedback,)
 
     def __init__(
-        self, env: Environment, max_steps: int, end: Callable[[str, ErrorKind | None], None]
+        self,
+        env: Environment,
+        max_steps: int,
+        end: Callable[[str, ErrorKind | None], None],
+        unparsable: Callable[[str], None] | None = None,
     ):
         self.env = env
         self.max_steps = max_steps
         self.steps = 0
         self._end = end
+        #: told the sender of each action that could not be read (per-slot counts)
+        self._unparsable = unparsable
 
     @on(ActionProposed)
     async def act(self, msg: ActionProposed) -> None:
@@ -135,6 +163,8 @@ class EnvironmentActor(Actor):
         if msg.valid:
             feedback = await self.env.step(msg)
         else:
+            if self._unparsable is not None:
+                self._unparsable(msg.sender)
             feedback = Feedback(
                 text=f"Invalid action: {msg.parse_error or 'the action could not be parsed'}",
                 valid=False,
@@ -187,18 +217,27 @@ class Episode:
             spec.episode_id,
             trace=(lambda m: trace.append(describe(m))) if trace is not None else None,
         )
+        calls = CallTrace(trace) if trace is not None else None
         env = spec.env_factory()
         max_steps = spec.max_steps or env.default_max_steps
-        env_actor = EnvironmentActor(env, max_steps, self._end)
+        assignment = spec.metadata.get("assignment")
+        slot_of = {a.name or a.slot: a.slot for a in spec.actors}
+
+        def unparsable(sender: str) -> None:
+            slot = slot_of.get(sender)
+            if slot is not None:
+                model = str(assignment.get(slot, "")) if isinstance(assignment, dict) else ""
+                usage.slot(slot, model).unparsable += 1
+
+        env_actor = EnvironmentActor(env, max_steps, self._end, unparsable)
         env_actor.bind(ActorContext(bus, ENV_ACTOR, ENV_ACTOR, None, spec.metadata))
         actors: list[Actor] = [env_actor]
-        assignment = spec.metadata.get("assignment")
         for a in spec.actors:
             actor = a.factory()
             llm = None
             if a.llm is not None:
                 model = str(assignment.get(a.slot, "")) if isinstance(assignment, dict) else ""
-                llm = MeteredLLM(a.llm, usage, usage.slot(a.slot, model))
+                llm = MeteredLLM(a.llm, usage, usage.slot(a.slot, model), calls=calls, name=a.slot)
             actor.bind(ActorContext(bus, a.name or a.slot, a.slot, llm, spec.metadata))
             actors.append(actor)
         for actor in actors:
@@ -211,13 +250,16 @@ class Episode:
             self._end(problem, "config")
         score_details: dict[str, Any] = {}
         reward, success = 0.0, False
+        clock, clock_token = start_clock()
         try:
             if not self._ended.is_set():
-                await self._drive(bus, env, actors, spec.task, max_steps)
-            if self._kind in (None, "step_limit"):
+                await self._drive(bus, env, actors, spec.task, max_steps, clock)
+            if kind_counts(self._kind):
                 with anyio.fail_after(60):
                     score = await env.score()
                 reward, success, score_details = score.reward, score.success, score.details
+        except ContextOverflow as exc:  # raised outside a handler (reset, score)
+            self._end(f"context overflow: {exc}", "context_overflow")
         except InfraError as exc:
             self._end(f"infrastructure: {exc}", "infra", f"infrastructure: {exc}")
             self._reason, self._kind = f"infrastructure: {exc}", "infra"
@@ -225,6 +267,7 @@ class Episode:
             self._reason, self._kind = "timeout: scoring took longer than 60s", "timeout"
             self._error = self._reason
         finally:
+            stop_clock(clock_token)
             bus.close()
             with anyio.CancelScope(shield=True):
                 for actor in actors:
@@ -246,9 +289,12 @@ class Episode:
         self._tg = None
         if bus.unhandled:
             score_details = {**score_details, "unhandled_messages": dict(bus.unhandled)}
+        counts = kind_counts(self._kind)
+        if clock.waited_s >= 0.01:
+            score_details = {**score_details, "model_queue_s": round(clock.waited_s, 3)}
         return Outcome(
-            reward=reward if self._kind in (None, "step_limit") else 0.0,
-            success=success if self._kind in (None, "step_limit") else False,
+            reward=reward if counts else 0.0,
+            success=success if counts else False,
             steps=env_actor.steps,
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
@@ -256,7 +302,7 @@ class Episode:
             usage=usage.slots,
             latency_s=time.perf_counter() - started,
             reason=self._reason,
-            error=self._error if self._kind not in (None, "step_limit") else None,
+            error=None if counts else self._error,
             error_kind=self._kind,
             details=score_details,
             trace=trace,
@@ -277,10 +323,19 @@ class Episode:
         return None
 
     async def _drive(
-        self, bus: Bus, env: Environment, actors: Sequence[Actor], task: Task, max_steps: int
+        self,
+        bus: Bus,
+        env: Environment,
+        actors: Sequence[Actor],
+        task: Task,
+        max_steps: int,
+        clock: QueueClock,
     ) -> None:
         timeout = self.spec.timeout_s
-        with anyio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
+        with anyio.CancelScope() as scope:
+            if timeout is not None:
+                # the deadline moves out by the time spent waiting for a model slot
+                clock.bind(scope, anyio.current_time() + timeout)
             # The consumers live in a stdlib TaskGroup: structured like anyio's
             # (an outer cancel scope cancels them all), at a third of the cost per
             # task start, which an episode pays once per actor.
@@ -305,7 +360,16 @@ class Episode:
                 await self._ended.wait()
                 self._stop_consumers()
         if scope.cancelled_caught and not self._ended.is_set():
-            self._end(f"timeout: episode exceeded {timeout:g}s of wall-clock time", "timeout")
+            queued = (
+                f" (not counting {clock.waited_s:.0f}s it waited for a model slot)"
+                if clock.waited_s >= 1
+                else ""
+            )
+            self._end(
+                f"timeout: episode exceeded {timeout:g}s of its own time{queued}; "
+                "allow more with --episode-timeout",
+                "timeout",
+            )
 
     def _stop_consumers(self) -> None:
         """End every consumer: a parked one by closing its mailbox, a busy one by cancelling.
@@ -395,6 +459,10 @@ class Episode:
                 )
             elif isinstance(result, Message):
                 await actor.publish(result)
+        except ContextOverflow as exc:
+            if envelope.reply is not None:
+                envelope.reply.fail(exc)
+            self._end(f"context overflow in {actor.name!r}: {exc}", "context_overflow")
         except InfraError as exc:
             if envelope.reply is not None:
                 envelope.reply.fail(exc)

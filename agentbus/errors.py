@@ -21,6 +21,19 @@ class InfraError(AgentbusError):
     """The infrastructure failed: a server is unreachable or kept failing."""
 
 
+class ContextOverflow(AgentbusError):
+    """The prompt outgrew the model's context window (the server's HTTP 400).
+
+    Not an infrastructure failure: the agent built a prompt its model cannot
+    read, so the episode ends as the agent's failure of the task (error kind
+    ``context_overflow``) and counts in v(S), like running out of steps.
+    """
+
+    def __init__(self, message: str, *, slot: str | None = None) -> None:
+        super().__init__(message)
+        self.slot = slot
+
+
 class RequestTimeout(AgentbusError):
     """A bus request got no reply in time."""
 

@@ -11,12 +11,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ErrorKind = Literal["infra", "actor", "timeout", "step_limit", "config"]
+ErrorKind = Literal["infra", "actor", "timeout", "step_limit", "config", "context_overflow"]
+
+#: endings that are the agent's own failure of the task: it ran out of rounds, or
+#: its prompt outgrew its model's context window. They count in v(S), scored as
+#: the environment stands, like an episode that ended normally.
+AGENT_ENDINGS: frozenset[str] = frozenset({"step_limit", "context_overflow"})
 
 
 def kind_counts(error_kind: object) -> bool:
     """The one rule for whether an ending measures the agent (see ``counts_for_value``)."""
-    return error_kind is None or error_kind == "step_limit"
+    return error_kind is None or error_kind in AGENT_ENDINGS
 
 
 class SlotUsage(BaseModel):
@@ -45,6 +50,20 @@ class SlotUsage(BaseModel):
     sent_output_tokens: int = 0
     cost_usd: float | None = None
     sent_usd: float | None = None
+    #: how the model's answers ended, by ``finish_reason`` (``stop``, ``length``,
+    #: ``tool_calls``...): one count per call
+    finish_reasons: dict[str, int] = Field(default_factory=dict)
+    #: actions of this slot the environment could not read (no action in the answer)
+    unparsable: int = 0
+    #: function calls this slot's model wrote that could not be used
+    invalid_tool_calls: int = 0
+    #: calls refused because the prompt outgrew the model's context window
+    context_overflows: int = 0
+
+    @property
+    def truncated(self) -> int:
+        """Answers cut at the output limit (``finish_reason == "length"``)."""
+        return self.finish_reasons.get("length", 0)
 
     @property
     def tokens(self) -> int:
@@ -80,7 +99,8 @@ class Outcome(BaseModel):
         """True when the reward measures the agent (not the infrastructure).
 
         Running out of steps is the agent's own failure (it did not finish in
-        the rounds it had); crashes, unreachable servers and wall-clock
+        the rounds it had), and so is a prompt that outgrew the model's context
+        window (``context_overflow``); crashes, unreachable servers and wall-clock
         timeouts (usually a slow server) are not, and are retried or reported.
         """
         return kind_counts(self.error_kind)

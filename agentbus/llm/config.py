@@ -69,6 +69,9 @@ class EndpointLimits(BaseModel):
     pace_from_headers: bool = True
     #: fraction of the rate the headers announce that pacing aims for
     pace_safety: float = Field(default=0.99, gt=0, le=1)
+    #: this model's output cap in tokens (its default, and a bound on what a
+    #: module asks); None: the run's ``llm.sampling.max_tokens`` (``--max-tokens``)
+    max_tokens: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _check(self) -> EndpointLimits:

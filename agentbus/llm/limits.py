@@ -24,6 +24,7 @@ import structlog
 
 from agentbus.llm.config import AdaptiveConcurrency, EndpointLimits
 from agentbus.llm.pacing import INPUT, OUTPUT, TOKENS, HeaderPacer, Snapshot
+from agentbus.llm.queueing import episode_clock
 from agentbus.llm.types import ChatMessage
 
 log = structlog.get_logger(__name__)
@@ -216,7 +217,16 @@ class EndpointGate:
     async def permit(self, estimated_tokens: int, *, max_tokens: int = 0) -> AsyncIterator[Permit]:
         """Admit one request whose prompt and ``max_tokens`` are ``estimated_tokens``."""
         started = time.monotonic()
-        await self.concurrency.acquire()
+        # the wait for admission is not the episode's own time (agentbus/llm/queueing.py)
+        clock = episode_clock()
+        if clock is not None:
+            clock.enter()
+        try:
+            await self.concurrency.acquire()
+        except BaseException:
+            if clock is not None:
+                clock.leave()
+            raise
         try:
             sent: Snapshot = {}
             self.concurrency.held_elsewhere += 1
@@ -230,6 +240,8 @@ class EndpointGate:
                     sent = await self.pacer.acquire(HeaderPacer.costs(prompt, max_tokens))
             finally:
                 self.concurrency.held_elsewhere -= 1
+                if clock is not None:
+                    clock.leave()
             self.waited_s += time.monotonic() - started
             yield Permit(self, estimated_tokens, max_tokens, sent)
         finally:

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import email.utils
 import random
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-ErrorKind = Literal["rate_limit", "server", "connection", "timeout", "client", "auth"]
+ErrorKind = Literal[
+    "rate_limit", "server", "connection", "timeout", "client", "auth", "context_overflow"
+]
 
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "connection", "timeout"})
 
@@ -83,6 +86,34 @@ def kind_for_status(status: int) -> ErrorKind:
     if status in (401, 403):
         return "auth"
     return "client"
+
+
+#: how servers say that the prompt does not fit the context window (HTTP 400, or
+#: 413 from some gateways), in the wordings of OpenAI ("This model's maximum
+#: context length is 8192 tokens", code ``context_length_exceeded``), vLLM
+#: (the same sentence, or "... is too long to fit into the model", "Input
+#: prompt (N tokens) is too long and exceeds limit of M"), llama.cpp's server
+#: ("the request exceeds the available context size", type
+#: ``exceed_context_size_error``), llama-cpp-python ("Requested tokens (N)
+#: exceed context window of M") and Anthropic ("prompt is too long: N tokens
+#: > M maximum")
+_OVERFLOW = re.compile(
+    r"maximum context length"
+    r"|context[_ ]length[_ ]exceeded"
+    r"|exceed_context_size"
+    r"|exceeds? (?:the )?(?:available )?context (?:size|window|length)"
+    r"|prompt is too long"
+    r"|too long to fit into the model"
+    r"|(?:input|prompt)\b[^.]{0,60}\btoo long\b[^.]{0,60}\b(?:limit|context|maximum)",
+    re.IGNORECASE,
+)
+
+
+def is_context_overflow(status: int | None, message: str) -> bool:
+    """Whether an error answer says the prompt outgrew the model's context window."""
+    if status not in (None, 400, 413, 422):
+        return False
+    return _OVERFLOW.search(message) is not None
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:

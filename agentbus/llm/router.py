@@ -34,7 +34,7 @@ import anyio.abc
 import structlog
 
 from agentbus import registry
-from agentbus.errors import InfraError, UserError
+from agentbus.errors import ContextOverflow, InfraError, UserError
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.cache import CompletionCache, cache_key
 from agentbus.llm.config import EndpointLimits, LLMConfig
@@ -225,7 +225,14 @@ class ModelClient:
             if failure is None:
                 replica.succeeded()
                 stats.record(result.prompt_tokens, result.completion_tokens, result.latency_s)
+                if result.finish_reason == "length":
+                    stats.truncated += 1
                 return result
+            if failure.kind == "context_overflow":
+                # the server is fine and answered: the prompt is the agent's doing
+                replica.succeeded()
+                stats.context_overflows += 1
+                raise ContextOverflow(str(failure)) from None
             last = failure
             replica.failed(failure, len(self.replicas))
             if failure.kind == "rate_limit":
@@ -254,15 +261,22 @@ class ModelClient:
         raise InfraError(message) from None
 
 
-def with_defaults(defaults: SamplingParams, params: SamplingParams) -> SamplingParams:
+def with_defaults(
+    defaults: SamplingParams, params: SamplingParams, cap: int | None = None
+) -> SamplingParams:
     """``params`` over the run's ``defaults``: the fields a caller set win, the rest follow the run.
 
     A module that only adds tools (``SamplingParams(tools=...)``) keeps the
     run's temperature, seed and token limit instead of the class defaults.
+    ``cap`` (the model's own ``max_tokens`` from the config) bounds a token
+    limit the module asked for.
     """
     if not params.model_fields_set:
         return defaults
-    return defaults.model_copy(update={f: getattr(params, f) for f in params.model_fields_set})
+    merged = defaults.model_copy(update={f: getattr(params, f) for f in params.model_fields_set})
+    if cap is not None and merged.max_tokens > cap:
+        merged = merged.model_copy(update={"max_tokens": cap})
+    return merged
 
 
 class RoutedLLM:
@@ -278,6 +292,10 @@ class RoutedLLM:
         self._client = client
         self._cache = cache
         self._policy = config.cache
+        #: the model's own output cap (``[llm.models."SPEC"] max_tokens``), if set
+        self._cap = client.limits.max_tokens
+        if self._cap is not None:
+            defaults = defaults.model_copy(update={"max_tokens": self._cap})
         self._defaults = defaults
         self.spec = client.spec
         self.stats = client.stats
@@ -290,7 +308,7 @@ class RoutedLLM:
     async def complete(
         self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
     ) -> Completion:
-        p = self._defaults if params is None else with_defaults(self._defaults, params)
+        p = self._defaults if params is None else with_defaults(self._defaults, params, self._cap)
         self.stats.requested += 1
         if not self._cacheable(p):
             return await self._client.complete(messages, p)

@@ -32,6 +32,10 @@ class ModelStats:
     latency_s_max: float = 0.0
     #: successful upstream calls (the denominator of the mean latency)
     succeeded: int = 0
+    #: answers cut at the token limit (``finish_reason == "length"``)
+    truncated: int = 0
+    #: calls refused because the prompt outgrew the model's context window
+    context_overflows: int = 0
 
     def record(self, prompt_tokens: int, completion_tokens: int, latency_s: float) -> None:
         self.succeeded += 1

@@ -68,6 +68,9 @@ class Completion(BaseModel):
     finish_reason: str = "stop"
     #: function calls, when tools were offered and the model called some
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    #: calls the model wrote that could not be used (unknown function, arguments
+    #: not a JSON object, a ``<tool_call>`` block that is not JSON)
+    invalid_tool_calls: int = 0
 
 
 @runtime_checkable

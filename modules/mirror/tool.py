@@ -2,7 +2,8 @@
 
 Calls go through the OpenAI function-calling format (``SamplingParams.tools``,
 ``Completion.tool_calls``); the LLM layer falls back to a text format for
-backends without it, and a call written in the text anyway is read too. The
+backends without it, and a call written in the text anyway (fenced JSON, bare
+JSON, ``<tool_call>``) is read too, for every backend. The
 tool agent sees the results of the subtasks done so far in this attempt; its
 failures on the current subtask reach it only through short-term memory, so
 with that memory off it retries blind (and at temperature 0, identically).
@@ -14,7 +15,8 @@ from typing import ClassVar
 
 import orjson
 
-from agentbus import ActionProposed, Completion, Feedback, SamplingParams, on, split_tool_calls
+from agentbus import ActionProposed, Completion, Feedback, SamplingParams, on
+from agentbus.llm.tools import read_tool_calls
 from modules.mirror.base import MAX_ATTEMPTS, MAX_TRIES, Gate, MirrorActor
 from modules.mirror.messages import (
     AttemptDone,
@@ -33,7 +35,10 @@ THETA_T = 8.0
 
 def call_of(completion: Completion) -> str | None:
     """The first function call of an answer as action text ``{"name", "arguments"}``, or None."""
-    calls = completion.tool_calls or split_tool_calls(completion.text)[1]
+    # the LLM layer already read calls out of the text where the server left them
+    # there; this is for an answer that reached us by another path (a cache entry
+    # written before that, a wrapper of the module's own)
+    calls = completion.tool_calls or read_tool_calls(completion.text)[1]
     if not calls:
         return None
     call = calls[0]

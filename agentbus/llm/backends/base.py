@@ -22,6 +22,7 @@ from agentbus.llm.pacing import report_headers
 from agentbus.llm.retry import (
     UpstreamError,
     connection_cause,
+    is_context_overflow,
     kind_for_status,
     parse_retry_after,
     redact_url,
@@ -140,6 +141,11 @@ def sdk_upstream_error(sdk: Any, exc: Exception, label: str) -> UpstreamError | 
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
         report_headers(exc.response.headers)  # a 429's headers: the freshest word on the limits
+        said = f"{exc.message} {getattr(exc, 'code', None) or ''} {_body_text(exc)}"
+        if is_context_overflow(status, said):
+            return UpstreamError(
+                f"{label}: {short(exc.message)}", kind="context_overflow", status=status
+            )
         return UpstreamError(
             f"{label}: {short(exc.message)}",
             kind=kind_for_status(status),
@@ -149,3 +155,13 @@ def sdk_upstream_error(sdk: Any, exc: Exception, label: str) -> UpstreamError | 
     if isinstance(exc, sdk.APIError):
         return UpstreamError(f"{label}: bad response ({short(str(exc))})", kind="server")
     return None
+
+
+def _body_text(exc: Any) -> str:
+    """The error body's type and code, where the SDK kept them (llama.cpp names its kind there)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return f"{inner.get('type') or ''} {inner.get('code') or ''}"
+    return ""

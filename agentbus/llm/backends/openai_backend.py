@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from typing import Any, ClassVar, cast
+from urllib.parse import urlsplit
 
 import httpx2
 import openai
@@ -74,6 +75,27 @@ def timeout_for(limits: EndpointLimits) -> httpx2.Timeout:
     )
 
 
+#: hosts of OpenAI's own API (and Azure's), which take ``max_completion_tokens``
+_OPENAI_HOSTS = ("openai.com", "openai.azure.com")
+
+
+def token_limit_param(preferred: str, endpoint: str | None) -> str:
+    """The output-limit parameter the server at ``endpoint`` honours.
+
+    OpenAI renamed ``max_tokens`` to ``max_completion_tokens``; compatible
+    servers (llama.cpp, llama-cpp-python, older vLLM, most gateways) only read
+    ``max_tokens`` and silently ignore the new name, which left those runs
+    without any output cap. So the new name goes to OpenAI's own hosts (the
+    SDK's default URL included) and the classic one everywhere else.
+    """
+    if preferred != "max_completion_tokens" or endpoint is None:
+        return preferred
+    host = (urlsplit(endpoint).hostname or "").lower()
+    if any(host == h or host.endswith("." + h) for h in _OPENAI_HOSTS):
+        return preferred
+    return "max_tokens"
+
+
 def upstream_error(exc: Exception, label: str) -> UpstreamError | None:
     """Classify an ``openai`` SDK exception (``None`` when it is not one we know)."""
     return sdk_upstream_error(openai, exc, label)
@@ -88,7 +110,7 @@ class OpenAIBackend(Backend):
     key_required: ClassVar[bool] = True
     #: a hosted API: its limit is a rate limit, so adaptive concurrency by default
     adaptive_default: ClassVar[bool] = True
-    #: the token limit parameter: OpenAI's current name; vLLM also knows the classic one
+    #: the token limit parameter OpenAI's own API wants (its current name)
     max_tokens_param: ClassVar[str] = "max_completion_tokens"
     supports_tools: ClassVar[bool] = True
 
@@ -100,6 +122,8 @@ class OpenAIBackend(Backend):
         context: BackendContext,
     ) -> None:
         super().__init__(spec, endpoint, limits, context)
+        #: the output-limit parameter this endpoint honours (see token_limit_param)
+        self.token_param = token_limit_param(self.max_tokens_param, endpoint)
         self._client = AsyncOpenAI(
             api_key=self._api_key(),
             base_url=endpoint,
@@ -113,7 +137,7 @@ class OpenAIBackend(Backend):
         kwargs: dict[str, Any] = {
             "temperature": params.temperature,
             "top_p": params.top_p,
-            self.max_tokens_param: params.max_tokens,
+            self.token_param: params.max_tokens,
         }
         if params.seed is not None:
             kwargs["seed"] = params.seed
