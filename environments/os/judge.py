@@ -7,6 +7,15 @@ then the outputs of the earlier scripts; a ``null`` entry runs the example
 solution. A script fails on a non-zero exit status. CapaBench's scripts
 print ``0`` (pass) or ``1`` (fail) and exit 0, so an output of exactly ``1``
 fails too (and exactly ``0`` passes).
+
+Checks run on the sandbox's trusted side (``Sandbox.run(check=True)``):
+the agent's leftover processes are stopped first, the script gets a fixed
+environment and a system ``PATH``, and its output comes back on a channel
+the agent cannot write to. If the sandbox breaks during a check (its init
+dies or frames an answer wrongly), the task is *failed*, not an
+infrastructure error: an error would be retried or left out of v(S), so an
+agent that can break its sandbox at will could turn a certain failure into
+a re-roll or make a hard task vanish from the mean.
 """
 
 from __future__ import annotations
@@ -43,10 +52,10 @@ async def run_script(box: Sandbox, script: Script, args: list[str]) -> tuple[boo
     """Run one check script; (passed, output)."""
     command, code_first = script.as_command()
     argv = [script.code, *args] if code_first else args
-    result = await box.run(command, argv, timeout_s=CHECK_TIMEOUT_S, independent=True)
+    result = await box.run(command, argv, timeout_s=CHECK_TIMEOUT_S, check=True)
     out = result.output
     verdict = out.strip()
-    if not result.ok or verdict == "1":
+    if result.broken or not result.ok or verdict == "1":
         return False, out
     return True, out
 
@@ -66,7 +75,8 @@ async def judge(task: OsTask, box: Sandbox, answer: str | None) -> Verdict:
             return Verdict(False, "a null check without an example")
         ok, out = await run_script(box, script, params)
         if not ok:
-            return Verdict(False, f"check {k + 1} of {len(task.check)} failed")
+            why = "the sandbox broke" if out.startswith("[sandbox unavailable") else "failed"
+            return Verdict(False, f"check {k + 1} of {len(task.check)} {why}")
         params.append(out)
     return Verdict(True, "every check passed")
 

@@ -28,9 +28,12 @@ class Script:
         """The bash text that runs it, and whether the code travels as the first argument.
 
         Python code is passed as an argument, never spliced into the bash text.
+        It runs isolated (``-I``: no user site directory, no ``PYTHON*``
+        variables, not the current directory on ``sys.path``), so a check in
+        python cannot import a module the agent left in ``/root``.
         """
         if self.language == "python":
-            return 'exec python3 -c "$1" "${@:2}"', True
+            return 'exec /usr/bin/python3 -I -c "$1" "${@:2}"', True
         return self.code, False
 
     def dump(self) -> list[str]:

@@ -75,8 +75,15 @@ def bwrap_argv(
     hostname: str = "sandbox",
     extra_ro: Sequence[tuple[str, str]] = (),
     bwrap: str | None = None,
+    caps: bool = False,
 ) -> list[str]:
-    """The full argv: privilege drop, bwrap with its mounts, then ``command`` inside."""
+    """The full argv: privilege drop, bwrap with its mounts, then ``command`` inside.
+
+    ``caps`` keeps the user namespace's capabilities for ``command`` (the
+    persistent sandbox's init, which drops them for every command it runs):
+    a process without them cannot ptrace, or open the descriptors and memory
+    of, one that has them.
+    """
     exe = bwrap or bwrap_path() or "bwrap"
     argv = [*drop_privileges(), exe]
     argv += ["--unshare-all", "--uid", "0", "--gid", "0", "--hostname", hostname]
@@ -92,9 +99,12 @@ def bwrap_argv(
     # after /etc exists as a tmpfs: Debian's alternatives (awk -> mawk) inside it
     if Path("/etc/alternatives").is_dir():
         argv += ["--ro-bind", "/etc/alternatives", "/etc/alternatives"]
+    argv += loader_binds()
     for src, dst in extra_ro:
         argv += ["--ro-bind", src, dst]
     argv += ["--remount-ro", "/", "--chdir", "/root"]
+    if caps:
+        argv += ["--cap-add", "ALL"]
     # nothing of the host's environment (API keys!) crosses into the sandbox
     argv += [
         "--clearenv",
@@ -103,7 +113,7 @@ def bwrap_argv(
         "/root",
         "--setenv",
         "PATH",
-        _PATH,
+        PATH,
         "--setenv",
         "LANG",
         "C.UTF-8",
@@ -111,4 +121,25 @@ def bwrap_argv(
     return [*argv, *command]
 
 
-_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: the agent's PATH; every directory is inside the read-only /usr (or a link to one)
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def loader_binds() -> list[str]:
+    """Read-only binds over the files in ``/etc`` that programs load code from.
+
+    ``/etc`` is writable inside (tasks edit ``/etc/group``), but these files
+    must not be: ``/etc/ld.so.preload`` (``/dev/null`` bound over it) would
+    load a library of the agent's into every program a check runs,
+    ``/etc/ld.so.cache`` could point ``libc.so.6`` at one, and Debian's
+    ``/usr/lib/python3.X/sitecustomize.py`` is a link into ``/etc/python3.X``.
+    A bind mount cannot be removed, renamed or replaced without privileges
+    the sandbox's commands do not have.
+    """
+    argv = ["--ro-bind", "/dev/null", "/etc/ld.so.preload"]
+    if Path("/etc/ld.so.cache").is_file():
+        argv += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    for site in sorted(Path("/etc").glob("python3*")):
+        if site.is_dir() and not site.is_symlink():
+            argv += ["--ro-bind", str(site), str(site)]
+    return argv

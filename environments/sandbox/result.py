@@ -18,6 +18,11 @@ class CommandResult:
     truncated: bool = False
     #: the wall-clock timeout killed the command
     timed_out: bool = False
+    #: the sandbox broke (its init died, stopped answering or framed an answer wrongly):
+    #: nothing it said can be trusted, and a check that got this has failed
+    broken: bool = False
+    #: before a check, processes the agent left could not be stopped and were killed
+    stopped_killed: bool = False
 
     @property
     def ok(self) -> bool:

@@ -1,14 +1,21 @@
 """A persistent sandbox: one bubblewrap namespace per episode, many commands.
 
-The sandbox starts its supervisor (:mod:`environments.sandbox.supervisor`)
-as an asyncio subprocess and talks to it over pipes, so no command ever
-blocks the event loop and hundreds of sandboxes share one loop. Each command
-has two timeouts: ``timeout -s KILL`` inside kills the command's process
-group; a host-side deadline a few seconds later kills the whole sandbox if
-the supervisor itself stops answering (then every later command fails fast
-with a clear message). ``close`` kills the bubblewrap process; with
-``--die-with-parent`` and a PID namespace that takes every process inside
-with it, and the private mounts vanish with the namespace.
+The sandbox starts its init (:mod:`environments.sandbox.init`) as an asyncio
+subprocess and talks to it over pipes, so no command ever blocks the event
+loop and hundreds of sandboxes share one loop. Each command has two
+timeouts: the init kills the command's process group at its own; a
+host-side deadline a few seconds later kills the whole sandbox if the init
+stops answering (then every later command fails fast with a clear message).
+``close`` kills the bubblewrap process; with ``--die-with-parent`` and a
+PID namespace that takes every process inside with it, and the private
+mounts vanish with the namespace.
+
+The host trusts an answer only when it is framed exactly as asked: the
+header carries this request's random nonce, exactly the announced bytes
+follow, then the trailer with the nonce again. Anything else (a line before
+the header, a wrong nonce, a count over the limit, a missing trailer) means
+the sandbox is broken: the command's result says so (``broken``) and every
+later command fails, so a forged answer is never read as the next one.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ import asyncio
 import base64
 import contextlib
 import os
+import re
+import secrets
 import signal
 from collections.abc import Sequence
 
@@ -24,7 +33,7 @@ from environments.sandbox import signals
 from environments.sandbox.bwrap import bwrap_argv
 from environments.sandbox.limits import SandboxLimits
 from environments.sandbox.result import KILLED, CommandResult
-from environments.sandbox.supervisor import MARK, supervisor_script
+from environments.sandbox.supervisor import MARK, supervisor_argv
 
 #: seconds the host waits beyond a command's own timeout before it gives up on the sandbox
 GRACE_S = 5.0
@@ -39,6 +48,11 @@ def _children(pid: int) -> list[int]:
             return [int(p) for p in f.read().split()]
     except (OSError, ValueError):
         return []
+
+
+_HEAD = re.compile(rb"@@AB@@ ([0-9a-f]{32}) (\d{1,3}) (\d{1,12}) (\d{1,15}) ([tk-]{1,2})\n\Z")
+#: bytes the init may add to a command's output (the fork-bomb note)
+_NOTE_BYTES = 200
 
 
 class SandboxError(RuntimeError):
@@ -75,9 +89,7 @@ class Sandbox:
         if self._proc is not None:
             return
         argv = bwrap_argv(
-            ["bash", "--noprofile", "--norc", "-c", supervisor_script(self.limits)],
-            self.limits,
-            hostname=self.hostname,
+            supervisor_argv(self.limits), self.limits, hostname=self.hostname, caps=True
         )
         self._proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -110,51 +122,62 @@ class Sandbox:
         args: Sequence[str] = (),
         timeout_s: float | None = None,
         independent: bool = False,
+        check: bool = False,
     ) -> CommandResult:
         """Run ``command`` (bash) with positional ``args``; never raises for the command's sake.
 
         Commands share the working directory and exported variables of the
-        session; an ``independent`` one (a check script) starts in ``/root``
-        and leaves the session as it was.
+        session; an ``independent`` one (an init script) starts in ``/root``
+        and leaves the session as it was. A ``check`` runs from the trusted
+        side: every process the agent left is stopped first, and the script
+        gets a fixed environment and system ``PATH`` (see ``init.py``).
         """
         if self._proc is None:
             await self.start()
         timeout = timeout_s if timeout_s is not None else self.limits.timeout_s
         async with self._lock:
             if self._broken is not None:
-                return CommandResult(KILLED, f"[sandbox unavailable: {self._broken}]")
-            mode = "i" if independent else "s"
-            request = " ".join([f"{timeout:g}", mode, _b64(command), *(_b64(a) for a in args)])
+                return CommandResult(KILLED, f"[sandbox unavailable: {self._broken}]", broken=True)
+            mode = "c" if check else "i" if independent else "s"
+            nonce = secrets.token_hex(16)
+            words = [nonce, f"{timeout:g}", mode, _b64(command), *(_b64(a) for a in args)]
             try:
-                return await asyncio.wait_for(self._exchange(request, timeout), timeout + GRACE_S)
+                return await asyncio.wait_for(
+                    self._exchange(" ".join(words), nonce), timeout + GRACE_S
+                )
             except (TimeoutError, SandboxError, ConnectionError, ValueError) as exc:
                 why = str(exc) or "the sandbox stopped answering"
                 self._broken = why
                 await self._kill()
-                return CommandResult(KILLED, f"[sandbox unavailable: {why}]", timed_out=True)
+                return CommandResult(
+                    KILLED, f"[sandbox unavailable: {why}]", timed_out=True, broken=True
+                )
 
-    async def _exchange(self, request: str, timeout: float) -> CommandResult:
+    async def _exchange(self, request: str, nonce: str) -> CommandResult:
         proc = self._proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
-        started = asyncio.get_running_loop().time()
         proc.stdin.write(request.encode() + b"\n")
         await proc.stdin.drain()
-        while True:
-            line = await proc.stdout.readline()
-            if not line:
-                raise SandboxError("the sandbox's supervisor exited")
-            head = line.decode(errors="replace").split()
-            if len(head) == 4 and head[0] == MARK:
-                break
-        rc, shown, total = int(head[1]), int(head[2]), int(head[3])
+        line = await proc.stdout.readline()
+        if not line:
+            raise SandboxError("the sandbox's init exited")
+        head = _HEAD.match(line)
+        if head is None or head.group(1).decode() != nonce:
+            raise SandboxError(f"broken protocol: unexpected answer {line[:60]!r}")
+        rc, shown, total = int(head.group(2)), int(head.group(3)), int(head.group(4))
+        if shown > self.limits.output_bytes + _NOTE_BYTES or shown > total:
+            raise SandboxError(f"broken protocol: {shown} of {total} bytes announced")
         body = await proc.stdout.readexactly(shown) if shown else b""
-        elapsed = asyncio.get_running_loop().time() - started
-        timed_out = rc == KILLED and elapsed >= timeout * 0.98
+        trailer = await proc.stdout.readline()
+        if trailer != f"{MARK} end {nonce}\n".encode():
+            raise SandboxError(f"broken protocol: bad trailer {trailer[:60]!r}")
+        flags = head.group(5).decode()
         return CommandResult(
             exit_code=rc,
             output=body.decode(errors="replace"),
             truncated=total > shown,
-            timed_out=timed_out,
+            timed_out="t" in flags,
+            stopped_killed="k" in flags,
         )
 
     async def _kill(self) -> None:

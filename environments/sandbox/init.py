@@ -1,0 +1,327 @@
+"""The sandbox's init (PID 1): runs commands and checks, answers on a channel no command reaches.
+
+This file runs *inside* the sandbox as ``python3 -I -S -c <this source>
+<config json>`` (standard library only, nothing imported from agentbus).
+Why Python and not a bash loop: the verdict of a check must come from a
+channel the agent's commands cannot write to, and bash could only frame
+answers through files in the agent's world (``/run/ab/out``), which a
+command can replace with a symlink, a FIFO or a file that keeps growing.
+
+The trusted channel:
+
+- *Identity.* bubblewrap starts this process with every capability of the
+  sandbox's user namespace; each command runs through ``setpriv`` with an
+  empty bounding set, so it has none. The kernel lets a process ptrace,
+  open ``/proc/PID/fd``, ``/proc/PID/mem`` of another only when its
+  capabilities are a superset of the target's, so no command can read or
+  write this process's pipes or memory, nor those of a check (checks keep
+  the capabilities). Signals from inside the namespace cannot kill PID 1.
+- *Framing.* Requests arrive on stdin, answers leave on stdout: both are
+  pipes created by the host, held only by this process (children get
+  ``/dev/null`` and an anonymous ``memfd`` instead). A command's output
+  goes to a memfd, which has no path: nothing can be put in its place, and
+  the byte count and the bytes sent come from the same descriptor. Each
+  answer is ``@@AB@@ <nonce> <status> <shown> <total> <flags>``, exactly
+  ``shown`` bytes, then ``@@AB@@ end <nonce>``; the nonce is the host's,
+  per request, so even a forged copy of the format is refused.
+- *Checks* (mode ``c``): first every other process in the namespace is
+  stopped (``SIGSTOP`` until a scan finds all stopped; traced ones are
+  killed, since a tracer could resume them; if they cannot be stopped, all
+  are killed), so nothing the agent left running can write files, kill the
+  checker or race it; they stay visible to ``ps``/``pgrep``. The check then
+  runs with a fixed environment (no ``BASH_ENV``, ``LD_PRELOAD``, aliases
+  or functions: ``bash --noprofile --norc`` and only ``PATH``, ``HOME``,
+  ``LANG``), a ``PATH`` of read-only system directories, and the loader's
+  files (``/etc/ld.so.preload``, ``/etc/ld.so.cache``) bound read-only by
+  bubblewrap, so no tool it calls can be replaced.
+
+Request line: ``<nonce> <timeout s> <mode> <command b64> [<arg b64> ...]``,
+modes ``s`` (the agent's session: directory and exports carry over), ``i``
+(independent, in ``/root``: init scripts) and ``c`` (a check).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import resource
+import signal
+import sys
+import time
+
+MARK = b"@@AB@@"
+#: a check's PATH: system directories inside the read-only /usr
+CHECK_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+SETPRIV = "/usr/bin/setpriv"
+BASH = "/usr/bin/bash"
+#: states of a process that runs no code (stopped, traced-stopped, zombie, dead)
+STILL = frozenset("TtZXx")
+
+ETC = {
+    "/etc/passwd": "root:x:0:0:root:/root:/bin/bash\n"
+    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+    "/etc/group": "root:x:0:\nusers:x:100:\nnogroup:x:65534:\n",
+    "/etc/shadow": "root:*:19000:0:99999:7:::\nnobody:*:19000:0:99999:7:::\n",
+    "/etc/gshadow": "root:*::\nusers:*::\nnogroup:*::\n",
+    "/etc/nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files\n",
+}
+
+
+def write_etc() -> None:
+    host = os.uname().nodename
+    files = dict(ETC)
+    files["/etc/hosts"] = f"127.0.0.1 localhost\n127.0.1.1 {host}\n"
+    files["/etc/hostname"] = host + "\n"
+    for path, text in files.items():
+        with open(path, "w") as f:
+            f.write(text)
+    os.chmod("/etc/shadow", 0o600)
+    os.chmod("/etc/gshadow", 0o600)
+    for d in ("/run/ab", "/var/tmp", "/var/log"):
+        os.makedirs(d, exist_ok=True)
+
+
+def processes() -> list[int]:
+    return [int(n) for n in os.listdir("/proc") if n.isdigit() and n != "1"]
+
+
+def state(pid: int) -> tuple[str, bool]:
+    """(state letter, traced?) of ``pid``; ``("X", False)`` when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        with open(f"/proc/{pid}/status", "rb") as f:
+            status = f.read()
+    except OSError:
+        return "X", False
+    letter = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3].decode() or "X"
+    traced = b"\nTracerPid:\t0\n" not in status
+    return letter, traced
+
+
+def kill_all(sig: int) -> None:
+    try:
+        os.kill(-1, sig)  # every process of the namespace but init (this one)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def freeze() -> str:
+    """Stop every other process; "" when all stopped, else what was done instead."""
+    for _ in range(40):
+        kill_all(signal.SIGSTOP)
+        clean = True
+        for _scan in range(2):  # two scans a moment apart: nothing resumed in between
+            time.sleep(0.005)
+            for pid in processes():
+                letter, traced = state(pid)
+                if traced:
+                    os.kill(pid, signal.SIGKILL)
+                    clean = False
+                elif letter not in STILL:
+                    clean = False
+            if not clean:
+                break
+        reap()
+        if clean:
+            return ""
+    kill_all(signal.SIGKILL)
+    reap()
+    return "k"
+
+
+def bomb_reap(half: int) -> int:
+    """When leftovers hold more than half the process budget, kill them all; how many."""
+    killed = 0
+    for _ in range(20):
+        n = len(processes())
+        if n <= half:
+            break
+        killed = max(killed, n)
+        kill_all(signal.SIGKILL)
+        time.sleep(0.01)
+        reap()
+    return killed
+
+
+class Init:
+    def __init__(self, cfg: dict[str, object]) -> None:
+        self.cfg = cfg
+        self.devnull = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
+        self.nproc = int(str(cfg["nproc"]))
+        self.frozen = False
+
+    def limits(self, check: bool) -> None:
+        c = self.cfg
+        mib = 1024 * 1024
+        cpu = int(str(c["cpu_s"]))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        mem = int(str(c["memory_mb"])) * mib
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        size = int(str(c["file_mb"])) * mib
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+        n = self.nproc * (4 if check else 1)
+        resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    def spawn(self, mode: str, command: str, args: list[str], out: int) -> int:
+        if mode == "c":
+            argv = [BASH, "--noprofile", "--norc", "-c", command, "bash", *args]
+            env = {"PATH": CHECK_PATH, "HOME": "/root", "LANG": "C.UTF-8"}
+        else:
+            drop = [SETPRIV, "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"]
+            runner = str(self.cfg["runner"])
+            argv = [*drop, "--", BASH, "-c", runner, "bash", mode, command, *args]
+            env = {"PATH": str(self.cfg["path"]), "HOME": "/root", "LANG": "C.UTF-8"}
+        pid = os.fork()
+        if pid:
+            return pid
+        try:  # the child: its own session, the limits, no descriptor of ours
+            os.setsid()
+            os.dup2(self.devnull, 0)
+            os.dup2(out, 1)
+            os.dup2(out, 2)
+            os.closerange(3, 1 << 16)
+            for sig in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            if mode != "c":  # under memory pressure the agent's processes die first
+                with open("/proc/self/oom_score_adj", "w") as f:
+                    f.write("1000")
+            self.limits(mode == "c")
+            os.chdir("/root")
+            os.execve(argv[0], argv, env)
+        finally:
+            os._exit(127)
+
+    def wait(self, pid: int, timeout: float) -> tuple[int, bool]:
+        """The exit status (128+signal when killed) and whether the timeout killed it."""
+        deadline = time.monotonic() + timeout
+        timed_out = False
+        while True:
+            try:
+                while True:
+                    done, status = os.waitpid(-1, os.WNOHANG)
+                    if done == 0:
+                        break
+                    if done == pid:
+                        code = os.waitstatus_to_exitcode(status)
+                        return (code if code >= 0 else 128 - code), timed_out
+            except ChildProcessError:
+                return 0, timed_out
+            left = deadline - time.monotonic()
+            if left <= 0 and not timed_out:
+                timed_out = True
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                deadline = time.monotonic() + 3600
+                continue
+            signal.sigtimedwait([signal.SIGCHLD], max(0.001, min(left, 1.0)))
+
+    def run(self, nonce: str, timeout: float, mode: str, command: str, args: list[str]) -> None:
+        flags = ""
+        killed = bomb_reap(max(2, self.nproc // 2))
+        if mode == "c":
+            flags += freeze()
+            self.frozen = True
+        elif self.frozen:  # the agent's turn again (a test judging twice): let them run
+            kill_all(signal.SIGCONT)
+            self.frozen = False
+        out = os.memfd_create("out", os.MFD_CLOEXEC)
+        try:
+            pid = self.spawn(mode, command, args, out)
+            rc, timed_out = self.wait(pid, timeout)
+            if timed_out:
+                rc, flags = 137, flags + "t"
+            if mode != "c":
+                killed = max(killed, bomb_reap(max(2, self.nproc // 2)))
+            total = os.fstat(out).st_size
+            cap = int(str(self.cfg["output_bytes"]))
+            body = b""
+            while len(body) < min(total, cap):
+                chunk = os.pread(out, min(total, cap) - len(body), len(body))
+                if not chunk:
+                    break
+                body += chunk
+            os.ftruncate(out, 0)  # a background writer holding it cannot grow it for long
+        finally:
+            os.close(out)
+        if killed:
+            note = f"\n[{killed} leftover processes (a fork bomb?) were killed]\n".encode()
+            body += note
+            total += len(note)
+        head = b"%s %s %d %d %d %s\n" % (
+            MARK,
+            nonce.encode(),
+            rc,
+            len(body),
+            total,
+            (flags or "-").encode(),
+        )
+        send(head + body + b"%s end %s\n" % (MARK, nonce.encode()))
+
+
+def send(data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(1, view)
+        view = view[n:]
+
+
+def decode(text: str) -> str:
+    if text == "=":
+        return ""
+    return base64.b64decode(text.encode(), validate=True).decode("utf-8", "surrogateescape")
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+    os.umask(0o022)
+    n = int(str(cfg["nproc"])) * 4
+    resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    write_etc()
+    os.chdir("/root")
+    init = Init(cfg)
+    send(MARK + b" ready\n")
+    stdin = os.fdopen(0, "rb", buffering=0)
+    pending = b""
+    while True:
+        while b"\n" not in pending:
+            chunk = stdin.read(65536)
+            if not chunk:
+                return
+            pending += chunk
+        line, pending = pending.split(b"\n", 1)
+        parts = line.decode("ascii", "replace").split()
+        if len(parts) < 4:
+            continue
+        try:
+            nonce, timeout, mode = parts[0], float(parts[1]), parts[2]
+            command = decode(parts[3])
+            args = [decode(a) for a in parts[4:]]
+        except ValueError:
+            continue
+        if mode not in ("s", "i", "c"):
+            continue
+        init.run(nonce, timeout, mode, command, args)
+
+
+if __name__ == "__main__":
+    main()
