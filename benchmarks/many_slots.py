@@ -63,7 +63,7 @@ class Pool:
         self.shapley = np.asarray(shapley_matrix(self.n) @ rewards.mean(axis=0))
 
     def draw(self, rng: np.random.Generator, masks: IntArray) -> FloatArray:
-        rows = rng.integers(0, len(self.rewards), size=masks.shape[0])
+        rows = np.asarray(rng.integers(0, len(self.rewards), size=masks.shape[0]), np.int64)
         return np.asarray(self.rewards[rows[:, None], masks])
 
 
