@@ -23,6 +23,7 @@ import anyio
 from rich.console import Console
 
 from agentbus import registry
+from agentbus.answers import answer_line, answer_markdown, answer_summary
 from agentbus.app.adaptive import AdaptiveScheduler
 from agentbus.app.best import BestRun
 from agentbus.app.config import RESULT_KEYS, RunConfig
@@ -619,6 +620,8 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         results["preset"] = config.preset
     results["llm"] = execution.llm_stats
     results["failures"] = service.everything.book.failure_summary()
+    slots = results.get("slots") or []
+    results["answers"] = answer_summary(service.everything.book.records(), slots)
     executor = executor_summary(execution.runtime)
     if executor is not None:
         results["executor"] = executor
@@ -641,10 +644,14 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         prep.pareto.measure()
         results["pareto"] = prep.pareto.results()
     prep.store.write_json("results.json", results)
-    prep.store.write_text("results.md", to_markdown(results) + cost_markdown(results))
+    markdown = to_markdown(results) + answer_markdown(results) + cost_markdown(results)
+    prep.store.write_text("results.md", markdown)
     if config.plots:
         _write_plots(results, prep.run_dir / "plots", console)
     console.print(render_console(results))
+    answers = answer_line(results["answers"])
+    if answers is not None:
+        console.print(answers)
     print_cost(results, console, prep.run_dir)
     if adaptive is not None and adaptive.stop_reason:
         console.print(f"adaptive run stopped: {adaptive.stop_reason}")

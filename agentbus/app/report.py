@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 from rich.console import Console
 
+from agentbus.answers import answer_markdown, answer_summary
 from agentbus.errors import UserError
 from agentbus.pipes import pipe_safe
 
@@ -53,11 +54,13 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
     )
     results = _keep_run_metadata(run_dir / "results.json", results)
     results["cost"] = _rebuild_cost(log, collector, results)
+    results["answers"] = answer_summary(collector.book.records(), results.get("slots") or [])
     try:
         (run_dir / "results.json").write_bytes(
             orjson.dumps(results, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
         )
-        (run_dir / "results.md").write_text(to_markdown(results), encoding="utf-8")
+        markdown = to_markdown(results) + answer_markdown(results)
+        (run_dir / "results.md").write_text(markdown, encoding="utf-8")
         if plots:
             from attribution.plots import write_plots
 

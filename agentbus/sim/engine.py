@@ -20,7 +20,9 @@ import structlog
 from agentbus.errors import UserError
 from agentbus.llm.tools import split_tool_calls
 from agentbus.llm.types import ChatMessage, SamplingParams
+from agentbus.sim.behaviours import misbehave, overflow, too_long
 from agentbus.sim.faults import (
+    Behaviour,
     Fault,
     FaultInjector,
     SimConnectionDropped,
@@ -170,11 +172,25 @@ class SimEngine:
             raise SimRateLimited("rate limit reached (simulated)", retry_after=retry)
         if fault is Fault.SERVER_ERROR:
             raise SimServerError("internal server error (simulated)")
+        behaviour = self.faults.behaviour()
+        config = self.faults.config
+        if behaviour is Behaviour.CONTEXT_OVERFLOW or too_long(
+            config, request.messages, request.params
+        ):
+            self.faults.counts[Behaviour.CONTEXT_OVERFLOW.value] += 1
+            raise overflow(config, request.messages, request.params, request.style)
         ticket = self._admit(request, meta) if self.limiter is not None else None
         answer = self.model.generate(request.model, request.messages, request.params)
         mangled = self.faults.malform(answer.text)
         if mangled is not None:
             answer = _with_text(answer, mangled)
+        if behaviour is not Behaviour.NONE:
+            spoilt = misbehave(
+                behaviour, answer, request.messages, request.params, self.faults.rng()
+            )
+            if spoilt is not answer:
+                self.faults.counts[behaviour.value] += 1
+                answer = spoilt
         if request.params.tools:  # vLLM's tool-call parser: calls out of the text
             text, calls = split_tool_calls(answer.text)
             if calls:

@@ -35,7 +35,12 @@ from pydantic import ValidationError
 from agentbus.errors import UserError
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.engine import SimEngine, SimRequest
-from agentbus.sim.faults import SimConnectionDropped, SimFault, SimRateLimited
+from agentbus.sim.faults import (
+    SimConnectionDropped,
+    SimContextOverflow,
+    SimFault,
+    SimRateLimited,
+)
 from agentbus.sim.model import SimAnswer, prompt_tokens
 from agentbus.sim.prometheus import CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE
 from agentbus.sim.prometheus import registry_for, render
@@ -552,7 +557,12 @@ class SimServer:
                 await stream.write(proto.stream_error(status, str(exc)))
                 await stream.write_eof()
                 return stream
-            return self._json(proto.error(status, "api_error", str(exc)), status, headers)
+            body = proto.error(status, "api_error", str(exc))
+            if isinstance(exc, SimContextOverflow):  # the server's own error type and code
+                body["error"]["type"] = exc.error_type
+                if exc.code is not None:
+                    body["error"]["code"] = exc.code
+            return self._json(body, status, headers)
 
         if not parsed.stream:
             data = _with_cached_usage(proto.response(rid, req.model, answer), meta, body)

@@ -19,7 +19,7 @@ from agentbus.errors import InfraError, UserError
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.backends.openai_backend import VLLMBackend
 from agentbus.llm.config import EndpointLimits
-from agentbus.llm.retry import UpstreamError, kind_for_status
+from agentbus.llm.retry import ErrorKind, UpstreamError, is_context_overflow, kind_for_status
 from agentbus.llm.spec import ModelSpec
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
@@ -111,5 +111,7 @@ class _SimHTTP(VLLMBackend):
 def _classify(exc: InfraError, label: str) -> UpstreamError:
     status = getattr(exc, "status", None)
     retry_after = getattr(exc, "retry_after", None)
-    kind = kind_for_status(status) if isinstance(status, int) else "connection"
+    kind: ErrorKind = kind_for_status(status) if isinstance(status, int) else "connection"
+    if isinstance(status, int) and is_context_overflow(status, str(exc)):
+        kind = "context_overflow"
     return UpstreamError(f"{label}: {exc}", kind=kind, status=status, retry_after=retry_after)
