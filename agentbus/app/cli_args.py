@@ -135,6 +135,11 @@ def parser() -> OneLineParser:
     )
     a("--temperature", type=float, help="sampling temperature (default 0)")
     a("--sampling-seed", type=int, help="fixed sampling seed (makes T>0 cacheable)")
+    a(
+        "--max-tokens",
+        type=int,
+        help="output cap per model call (default 512; per model: [llm.models.SPEC] max_tokens)",
+    )
     a("--cache", choices=["auto", "on", "off"], help="shared LLM calls (default auto)")
     a("--sim-speed", type=float, help="simulator speed factor (0 = no delays)")
     a("--sim-transport", choices=["http", "inprocess"], help="how the simulator is served")
@@ -207,6 +212,8 @@ def overrides(ns: argparse.Namespace) -> dict[str, Any]:
     sampling: dict[str, Any] = {}
     if ns.temperature is not None:
         sampling["temperature"] = ns.temperature
+    if ns.max_tokens is not None:
+        sampling["max_tokens"] = ns.max_tokens
     if ns.sampling_seed is not None:
         sampling["seed"] = ns.sampling_seed
     if sampling:
