@@ -34,6 +34,8 @@ class Collector:
         self.book = RecordBook()
         #: payloads that were not records of this game (malformed, other slots, best run)
         self.ignored = 0
+        #: cell -> (test model, coalition key) of every cell with a failed attempt
+        self._failed_cells: dict[str, tuple[str, str]] = {}
 
     @property
     def episodes(self) -> int:
@@ -47,6 +49,20 @@ class Collector:
     @property
     def failure_kinds(self) -> dict[str, int]:
         return dict(self.book.failures_by_kind)
+
+    def uncounted(self) -> dict[str, dict[str, int]]:
+        """test model -> coalition key -> cells whose every attempt so far failed.
+
+        Once a run has ended these are the cells given up after their attempts;
+        which cells give up is not random (long episodes meet more faults), so
+        reports show them by coalition (see :func:`attribution.results.given_up`).
+        """
+        out: dict[str, dict[str, int]] = {}
+        for cell, (model, key) in self._failed_cells.items():
+            if not self.book.is_counted(cell):
+                row = out.setdefault(model, {})
+                row[key] = row.get(key, 0) + 1
+        return out
 
     def game(self, test_model: str) -> Game:
         game = self.games.get(test_model)
@@ -84,6 +100,8 @@ class Collector:
             self.variants[record.test_model] = variants
         change = self.book.add(record)
         if not change.counted:
+            if not record.counts:
+                self._failed_cells[record.episode_id] = (record.test_model, record.coalition_key)
             return False
         if change.replaced is not None:
             self._rebuild(record.test_model)

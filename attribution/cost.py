@@ -92,17 +92,25 @@ def _per_task(records: Iterable[EpisodeRecord]) -> dict[str, float]:
     return {t: float(np.mean(v)) for t, v in by_task.items()}
 
 
-def _index(est: Estimates) -> dict[str, dict[str, float | None]]:
+def _index(est: Estimates, *, spread: bool = True) -> dict[str, dict[str, float | None]]:
+    """Per slot value and interval; without ``spread`` (one task) the interval is None."""
     out: dict[str, dict[str, float | None]] = {}
     for s in est:
         row = s.to_dict()
-        out[s.slot] = {k: (float(v) if np.isfinite(v) else None) for k, v in row.items()}
+        out[s.slot] = {
+            k: (float(v) if np.isfinite(v) and (spread or k == "value") else None)
+            for k, v in row.items()
+        }
     return out
 
 
 def cost_game(records: Iterable[EpisodeRecord], slots: Sequence[str]) -> Game | None:
-    """The cost game of one test model (None when some record is unpriced)."""
-    game = Game(slots)
+    """The cost game of one test model (None when some record is unpriced).
+
+    Cost is not a reward in [0, 1], so the game has no Bernoulli floor
+    (``unit_interval=False``): its intervals are the task-paired ones alone.
+    """
+    game = Game(slots, unit_interval=False)
     for r in records:
         cost = r.outcome.cost_usd
         if cost is None:
@@ -154,8 +162,14 @@ def cost_summary(
             entry["not_estimable"] = "some model of this game has no price"
         else:
             try:
-                entry["shapley"] = _index(shapley_values(game, confidence=confidence))
-                entry["banzhaf"] = _index(banzhaf_values(game, confidence=confidence))
+                # one task shows no spread of cost between tasks: a value, no interval
+                spread = game.n_tasks >= 2
+                shap = shapley_values(game, confidence=confidence)
+                entry["shapley"] = _index(shap, spread=spread)
+                entry["banzhaf"] = _index(
+                    banzhaf_values(game, confidence=confidence), spread=spread
+                )
+                entry["se_method"] = shap.method if spread else None
             except NotEstimable as exc:
                 entry["not_estimable"] = str(exc)
         models[model] = entry
@@ -254,6 +268,8 @@ def _shapley_rows(cost: Mapping[str, Any], slots: list[str]) -> list[list[str]]:
             row.append(
                 "n/a"
                 if not cell
+                else usd(cell["value"])
+                if cell.get("ci_low") is None
                 else f"{usd(cell['value'])} [{usd(cell['ci_low'])}, {usd(cell['ci_high'])}]"
             )
         rows.append(row)

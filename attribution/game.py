@@ -27,7 +27,7 @@ IntArray = NDArray[np.int64]
 class Game:
     """Per-coalition and per-task reward statistics over ``slots``."""
 
-    def __init__(self, slots: Sequence[str]) -> None:
+    def __init__(self, slots: Sequence[str], *, unit_interval: bool = True) -> None:
         names = [str(s) for s in slots]
         if not names:
             raise UserError("a game needs at least one slot")
@@ -39,6 +39,9 @@ class Game:
             if not name or "+" in name:
                 raise UserError(f"slot name {name!r} must be non-empty and contain no '+'")
         self.slots: tuple[str, ...] = tuple(names)
+        #: rewards lie in [0, 1], so a Bernoulli bound may stand in for a variance that
+        #: a handful of episodes cannot show; False for other quantities (cost in USD)
+        self.unit_interval = unit_interval
         self.n = len(names)
         self.size = 1 << self.n
         self._index = {name: i for i, name in enumerate(names)}

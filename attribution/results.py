@@ -8,7 +8,7 @@
          "shapley": {SLOT: {"value", "ci_low", "ci_high", "se", "cs_low", "cs_high",
                             "rank_low", "rank_high"}} | null,
          "banzhaf": {...} | null, "interactions": {"a*b": {...}} | null,
-         "se_method": "independent" | "paired" | "covariance", "within_task_rho": float,
+         "se_method": "independent" | "paired" | "covariance", "within_task_rho": float | null,
          "acc_default": float | null, "acc_test": float | null, "delta_acc": float | null,
          "episodes": int, "failures": int, "not_estimable": str | null}},
      "best": {"slots": {SLOT: TEST_MODEL}} | null}
@@ -17,8 +17,10 @@ A run that varies implementations (``--vary``, docs/variants.md) adds, per
 test model, ``"variants": {SLOT: {"default": LABEL, "test": LABEL}}`` (LABEL
 ``off`` or ``MODULE@MODEL``), and with ``shift`` a top-level
 ``"shift": {"slot", "held": {SLOT: LABEL}, "rows": [{"variant", "model", "mean",
-"n", "ci_low", "ci_high"}]}``: MMAU's pass rate per variant of one slot with
-every other varied slot on its test side.
+"n", "episodes", "n_eff", "ci_low", "ci_high", "interval"}]}``: MMAU's pass rate
+per variant of one slot with every other varied slot on its test side (``n``:
+tasks; the interval is Wilson's, task-clustered over repeats, see
+:mod:`attribution.rates`).
 
 The Markdown follows the CapaBench paper's layout: one row per slot, then Acc
 and delta Acc, one column per test model.
@@ -42,6 +44,7 @@ from attribution.estimates import Estimates, NotEstimable
 from attribution.exact import banzhaf_values, interaction_values, shapley_values
 from attribution.game import Game
 from attribution.multi import best_assignment, table_from_results
+from attribution.rates import rate_interval
 from attribution.sampling import StratifiedShapley
 from attribution.variance import MIN_CLUSTERS
 
@@ -103,13 +106,19 @@ def _model_summary(
         for m in range(game.size)
         if counts[m] > 0
     }
+    if game.n <= EXACT_MAX_SLOTS:
+        # each coalition's pass rate with its Wilson interval over tasks (attribution.rates)
+        for key, row in coalitions.items():
+            rate = _rate(game, game.mask_of_key(key), confidence)
+            row.update(tasks=rate["n"], ci_low=rate["ci_low"], ci_high=rate["ci_high"])
     out: dict[str, Any] = {
         "coalitions": coalitions,
         "shapley": None,
         "banzhaf": None,
         "interactions": None,
         "se_method": None,
-        "within_task_rho": _num(within_task_correlation(game)),
+        # a correlation within tasks needs two tasks at least (n/a, not 0, with one)
+        "within_task_rho": _num(within_task_correlation(game)) if game.n_tasks >= 2 else None,
         "acc_default": _num(float(means[0])),
         "acc_test": _num(float(means[game.full])),
         "delta_acc": _num(float(means[game.full] - means[0])),
@@ -215,22 +224,95 @@ def build_results(
     results["best"] = {"slots": best} if best else None
     if failure_summary is not None:
         results["failures"] = failure_summary
+    if isinstance(source, Collector):
+        results["given_up"] = given_up(source.uncounted(), slots)
     if shift is not None and shift in slots:
         results["shift"] = shift_table(games, slots, shift, default, variants, confidence)
     return results
 
 
+def given_up(uncounted: Mapping[str, Mapping[str, int]], slots: list[str]) -> dict[str, Any]:
+    """Cells left out because every attempt failed, by test model and coalition.
+
+    They are missing from the coalition means (a coalition's ``n`` is smaller
+    by them), and which cells give up is not random: longer episodes meet more
+    faults, and episode length depends on the coalition. So they are listed
+    per coalition, and ``uneven`` is set when their spread over the
+    2^n coalitions of a model is unlikely under an even spread (chi-square
+    goodness of fit against equal counts, p < 0.05; every coalition was
+    scheduled on the same tasks, so equal is what chance alone gives).
+    """
+    size = 1 << len(slots)
+    models: dict[str, Any] = {}
+    total = 0
+    uneven: list[str] = []
+    for model, by_key in sorted(uncounted.items()):
+        cells = int(sum(by_key.values()))
+        if cells == 0:
+            continue
+        total += cells
+        counts = np.zeros(size)
+        counts[: len(by_key)] = sorted(by_key.values(), reverse=True)
+        expected = cells / size
+        chi2 = float(((counts - expected) ** 2 / expected).sum())
+        p = float(special.chdtrc(size - 1, chi2)) if size > 1 else 1.0
+        models[model] = {
+            "cells": cells,
+            "by_coalition": dict(sorted(by_key.items())),
+            "p_even": p,
+        }
+        if p < 0.05:
+            uneven.append(model)
+    warning = None
+    if uneven:
+        warning = (
+            "cells given up are unevenly spread over coalitions for "
+            + ", ".join(uneven)
+            + " (p < 0.05): the coalitions with more of them lose more tasks, and which tasks"
+            " give up is not random (long episodes meet more faults); their means may be biased"
+        )
+    return {"cells": total, "models": models, "uneven": bool(uneven), "warning": warning}
+
+
+def given_up_line(results: Mapping[str, Any]) -> str | None:
+    """One line on cells left out, by coalition (None when there are none)."""
+    section = results.get("given_up")
+    if not section or not section.get("cells"):
+        return None
+    parts = []
+    for model, row in section["models"].items():
+        worst = sorted(row["by_coalition"].items(), key=lambda kv: -kv[1])[:4]
+        spread = ", ".join(f"{coalition_label(k)} {n}" for k, n in worst)
+        more = " ..." if len(row["by_coalition"]) > 4 else ""
+        parts.append(f"{model}: {row['cells']} ({spread}{more})")
+    line = (
+        f"cells given up after every attempt failed, left out of the means: {section['cells']}; "
+        + "; ".join(parts)
+    )
+    if section.get("warning"):
+        line += f". Warning: {section['warning']}"
+    return line
+
+
 def _rate(game: Game, mask: int, confidence: float) -> dict[str, Any]:
-    """Mean, episodes and a normal-approximation interval of one coalition's reward."""
-    n = int(game.counts[mask])
-    if n == 0:
-        return {"mean": None, "n": 0, "ci_low": None, "ci_high": None}
-    mean = float(game.means[mask])
-    z = float(special.ndtri(0.5 + confidence / 2))
-    half = z * float(np.sqrt(max(float(game.variances[mask]), 0.0) / n)) if n > 1 else np.nan
-    # rewards lie in [0, 1], so the interval does too
-    low, high = _num(max(mean - half, 0.0)), _num(min(mean + half, 1.0))
-    return {"mean": mean, "n": n, "ci_low": low, "ci_high": high}
+    """Pass rate of one coalition: Wilson interval, task-clustered over repeats.
+
+    ``n`` is the number of tasks (the units of the interval), ``episodes`` the
+    number of episodes behind it (larger with ``--repeats``); see
+    :mod:`attribution.rates`.
+    """
+    tasks, masks, rewards = game.observations()
+    keep = masks == mask
+    row = rate_interval(rewards[keep], tasks[keep], confidence)
+    return {
+        "mean": row["mean"],
+        "n": row["tasks"],
+        "episodes": row["episodes"],
+        "n_eff": row["n_eff"],
+        "ci_low": row["ci_low"],
+        "ci_high": row["ci_high"],
+        "interval": row["interval"],
+    }
 
 
 def shift_table(
@@ -325,9 +407,21 @@ def _coalition_rows(results: Mapping[str, Any]) -> list[list[str]]:
         row = [coalition_label(key)]
         for m in models:
             c = results["models"][m].get("coalitions", {}).get(key)
-            row.append("-" if c is None else f"{_fmt(c['mean'])} (n={c['n']})")
+            row.append("-" if c is None else _rate_cell(c))
         rows.append(row)
     return rows
+
+
+def _rate_cell(c: Mapping[str, Any]) -> str:
+    """``0.567 [0.392, 0.728] (30 tasks)``; episodes named too when tasks repeat."""
+    interval = (
+        f" [{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]" if c.get("ci_low") is not None else ""
+    )
+    tasks = c.get("tasks")
+    if tasks is None:
+        return f"{_fmt(c['mean'])} (n={c['n']})"
+    units = f"{tasks} tasks" if tasks == c["n"] else f"{tasks} tasks, {c['n']} episodes"
+    return f"{_fmt(c['mean'])}{interval} ({units})"
 
 
 def has_variants(results: Mapping[str, Any]) -> bool:
@@ -337,7 +431,8 @@ def has_variants(results: Mapping[str, Any]) -> bool:
 
 def _coalition_title(results: Mapping[str, Any]) -> str:
     side = "their test variant" if has_variants(results) else "the test model"
-    return f"Success rate per coalition (slots on {side})"
+    conf = round(100 * float(results.get("confidence", 0.95)))
+    return f"Success rate per coalition (slots on {side}; Wilson {conf}% intervals over tasks)"
 
 
 def _variant_rows(results: Mapping[str, Any]) -> list[list[str]]:
@@ -352,11 +447,17 @@ def _variant_rows(results: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _shift_rows(shift: Mapping[str, Any]) -> list[list[str]]:
+    def units(r: Mapping[str, Any]) -> str:
+        episodes = r.get("episodes")
+        if episodes is not None and episodes != r["n"]:
+            return f"{r['n']} ({episodes} episodes)"
+        return str(r["n"])
+
     return [
         [
             str(r["variant"]),
             f"{_fmt(r['mean'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]",
-            str(r["n"]),
+            units(r),
         ]
         for r in shift["rows"]
     ]
@@ -382,7 +483,17 @@ def _agent_rows(results: Mapping[str, Any]) -> list[list[str]]:
         picks = ", ".join(
             f"{slot}={model}" for slot, model in (best.get("assignment") or {}).items()
         )
-        rows.append([f"best combination ({picks})", f"{_fmt(best.get('acc'))} (n={best.get('n')})"])
+        interval = (
+            f" [{_fmt(best['ci_low'])}, {_fmt(best['ci_high'])}]"
+            if best.get("ci_low") is not None
+            else ""
+        )
+        rows.append(
+            [
+                f"best combination ({picks}), on the tasks it was chosen on (optimistic)",
+                f"{_fmt(best.get('acc'))}{interval} (n={best.get('n')} tasks)",
+            ]
+        )
     return rows
 
 
@@ -412,7 +523,7 @@ def to_markdown(results: Mapping[str, Any]) -> str:
     if shift:
         parts.append(
             f"## {_shift_title(shift)}\n\n"
-            + _md_table([shift["slot"], "pass rate", "episodes"], _shift_rows(shift))
+            + _md_table([shift["slot"], "pass rate", "tasks"], _shift_rows(shift))
         )
     if has_variants(results):
         parts.append(
@@ -438,6 +549,9 @@ def to_markdown(results: Mapping[str, Any]) -> str:
             line += f"; {s['not_estimable']}"
         notes.append(line)
     parts.append("\n".join(notes))
+    gave_up = given_up_line(results)
+    if gave_up:
+        parts.append(gave_up)
     rows = _coalition_rows(results)
     parts.append(f"## {_coalition_title(results)}\n\n" + _md_table(["coalition", *models], rows))
     if results.get("best_run"):
@@ -483,7 +597,7 @@ def render_console(results: Mapping[str, Any]) -> Group:
         shifted = Table(title=_shift_title(shift))
         shifted.add_column(shift["slot"], style="bold")
         shifted.add_column("pass rate", justify="right")
-        shifted.add_column("episodes", justify="right")
+        shifted.add_column("tasks", justify="right")
         for row in _shift_rows(shift):
             shifted.add_row(*row)
         tables.append(shifted)
@@ -499,4 +613,7 @@ def render_console(results: Mapping[str, Any]) -> Group:
         reason = results["models"][m].get("not_estimable")
         if reason:
             extra.append(Text(f"{m}: {reason}", style="yellow"))
+    gave_up = given_up_line(results)
+    if gave_up:
+        extra.append(Text(gave_up, style="yellow"))
     return Group(*tables, *extra)

@@ -54,6 +54,7 @@ from attribution.results import (
     FIXED,
     Results,
     build_results,
+    given_up,
     model_summary,
 )
 from attribution.sampling import StratifiedShapley
@@ -277,6 +278,8 @@ class AttributionService:
             "episodes_ended": self.everything.episodes,
             "failures": sum(failures.values()),
             "failure_kinds": self.everything.failure_kinds,
+            # cells whose every attempt so far failed (given up once the run ends)
+            "given_up": given_up(self.everything.uncounted(), list(self.slots)),
             "models": models,
             "adaptive": self.adaptive,
             "interval": FIXED,

@@ -6,15 +6,25 @@ family of them (every slot at once, hence also differences between slots).
 
 Three forms, chosen by :func:`linear_covariance` (``method="auto"``):
 
-Repeats (a coalition run more than once on the same task) always use the
-task-clustered form, whatever the number of tasks: replays of one task are
-not new tasks, and counting them as such shrinks intervals without new data.
+The task is the unit whenever tasks are shared: from two shared tasks up
+the interval is the paired (task-clustered) one with a t quantile at
+T-1 degrees of freedom, at every size. An earlier version fell back to the
+independent form below 20 shared tasks; that form ignores the task effects,
+so it was too narrow for the slot whose contribution varies most between
+tasks (planning on navigation covered about 0.88 at 10-19 tasks) and 1.4-2.9x
+too wide for the others. The replication tests
+(``tests/test_interval_coverage.py``, ``benchmarks/interval_coverage.py``)
+measure the paired form at 5, 10, 15 and 30 tasks, per slot and per
+environment; docs/design-notes.md has the figures.
+
+Repeats (a coalition run more than once on the same task) use the same
+task-clustered form: replays of one task are not new tasks.
 
 ``independent``
     Episodes are independent draws: ``Var = sum_S c_S^2 sigma_S^2 / m_S``, with
     the shrunk variances of :meth:`Game.shrunk_variances` so a 0/m coalition
-    does not claim zero variance. Used when no task is shared by two
-    coalitions, or when too few tasks are shared to estimate a covariance.
+    does not claim zero variance. Used only when fewer than two tasks are
+    shared by two coalitions (nothing to pair on), or when asked for.
 ``paired`` / ``covariance``
     Episodes that share a task are correlated (an easy task is easy for every
     coalition), and those correlations cancel in ``sum_S c_S mean(S)`` because
@@ -23,9 +33,18 @@ not new tasks, and counting them as such shrinks intervals without new data.
     m_S(e)``, ``Var = T/(T-1) sum_t u_t^2``. With complete blocks (every task
     in every coalition) this *is* the paired estimator ``sd_t(d_t)^2 / T`` with
     ``d_t = sum_S c_S r_St`` ("paired"); with incomplete blocks it is the
-    covariance form ("covariance"). The same shrinkage is added on top (the
-    excess of the shrunk over the plug-in variance), and intervals use a t
-    quantile with T-1 degrees of freedom.
+    covariance form ("covariance"). Intervals use a t quantile with T-1
+    degrees of freedom.
+
+    The small-sample floor: for games of rewards in [0, 1]
+    (``Game.unit_interval``) the excess of the shrunk over the plug-in
+    variance of each coalition is added, ``sum_S c_S^2 (shrunk_S - ml_S) /
+    m_S``. It is data-driven: close to 0 where a coalition's rate is
+    inside (0, 1) (2/5 adds 0.005 to a variance of 0.24), large only where a
+    coalition went 0/m or m/m, which is exactly when the paired spread can
+    be 0 although the slot's contribution is not (five tasks on which no
+    coalition differs). Games of other quantities (cost) get no floor: their
+    scale is not [0, 1], so a Bernoulli bound would be made up.
 """
 
 from __future__ import annotations
@@ -39,8 +58,11 @@ from attribution.game import FloatArray, Game
 
 Method = Literal["auto", "independent", "paired", "covariance"]
 
-#: below this many shared tasks the cluster form is too noisy; fall back
+#: the fewest tasks an adaptive run stops on (its Chow-Robbins rule; see the design
+#: notes). Intervals use the paired form from MIN_SHARED tasks up, whatever the size.
 MIN_CLUSTERS = 20
+#: the fewest shared tasks the paired (task-clustered) form needs
+MIN_SHARED = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,18 +83,14 @@ def linear_covariance(game: Game, coef: FloatArray, method: Method = "auto") -> 
         raise ValueError("every coalition needs data before its variance is defined")
     shrunk = game.shrunk_variances()
     if method == "auto":
-        shared = game.shared_tasks()
-        if game.has_repeats() and game.n_tasks >= 2:
-            # Repeats of one (coalition, task) are not independent draws: the
-            # task is the unit, however few tasks there are (the t quantile
-            # with T-1 degrees of freedom pays for having few).
+        # The task is the unit as soon as two tasks are shared (or a task is
+        # repeated): the t quantile with T-1 degrees of freedom pays for
+        # having few, and the floor below for a spread of 0 (module docstring).
+        if game.n_tasks >= 2 and (game.has_repeats() or game.shared_tasks() >= MIN_SHARED):
             complete, _ = game.block_structure()
             method = "paired" if complete else "covariance"
-        elif shared < MIN_CLUSTERS:
-            method = "independent"
         else:
-            complete, _ = game.block_structure()
-            method = "paired" if complete else "covariance"
+            method = "independent"
     if method == "independent":
         cov = (coef * (shrunk / m)) @ coef.T
         return Covariance(cov, "independent", None, game.episodes)
@@ -85,7 +103,10 @@ def linear_covariance(game: Game, coef: FloatArray, method: Method = "auto") -> 
         [np.bincount(tasks, weights=w * resid, minlength=n_tasks) for w in weights], axis=0
     )
     factor = n_tasks / max(n_tasks - 1, 1)
-    excess = np.maximum(shrunk - game.ml_variances(), 0.0)
+    if game.unit_interval:
+        excess = np.maximum(shrunk - game.ml_variances(), 0.0)
+    else:
+        excess = np.zeros_like(shrunk)
     cluster_cov: FloatArray = factor * (u @ u.T) + (coef * (excess / m)) @ coef.T
     return Covariance(cluster_cov, method, float(max(n_tasks - 1, 1)), n_tasks)
 

@@ -17,6 +17,7 @@ from agentbus.environment import Task
 from agentbus.episode import EpisodeSpec
 from agentbus.record import EpisodeRecord, RecordBook, RecordKind
 from attribution.multi import best_assignment
+from attribution.rates import rate_interval
 from attribution.service import AttributionService
 
 BEST: RecordKind = "best"
@@ -66,11 +67,21 @@ class BestRun:
             yield Block((cell,), specs, task.id)
 
     def summary(self) -> dict[str, Any] | None:
-        rewards = [r.reward for r in self.book.records(BEST)]
-        if not rewards:
+        """Accuracy with a Wilson interval, over the tasks the choice was made on.
+
+        The assignment was picked by the phi of the coalition runs on these same
+        tasks, so the accuracy is optimistic (selection on the same data);
+        ``same_tasks`` says so to every report.
+        """
+        records = list(self.book.records(BEST))
+        if not records:
             return None
+        rate = rate_interval([r.reward for r in records], [r.task_id for r in records])
         return {
             "assignment": self.assignment,
-            "n": len(rewards),
-            "acc": sum(rewards) / len(rewards),
+            "n": rate["tasks"],
+            "acc": rate["mean"],
+            "ci_low": rate["ci_low"],
+            "ci_high": rate["ci_high"],
+            "same_tasks": True,
         }

@@ -256,5 +256,9 @@ def estimate_line(est: dict[str, Any]) -> str:
         f"cost estimate for the whole run: {usd(est['usd'])}"
         f"{rng(est['usd_low'], est['usd_high'], usd)} billed, "
         f"{tok(est['tokens'])}{rng(est['tokens_low'], est['tokens_high'], tok)} tokens sent "
-        f"({conf}% interval, from the first {est['blocks']} of {est['of']} task blocks)"
+        + (
+            f"(from the first {est['blocks']} of {est['of']} task blocks; no interval yet)"
+            if est["usd_low"] is None
+            else f"({conf}% interval, from the first {est['blocks']} of {est['of']} task blocks)"
+        )
     )

@@ -55,6 +55,11 @@ KINDS = ("shapley", "banzhaf")
 #: seeds of the reference computation start here, far from the seeds runs use
 FIRST_SEED = 1_000_000
 
+#: environments whose generators pick a task's kind (or level) from its index, so a
+#: run's size changes its mix of tasks; navigation, ticket and tools draw every task
+#: independently from the same distribution, so their truth holds at any run size
+CYCLING = frozenset({"atp", "git", "math", "os", "robot", "shopping"})
+
 
 def true_values(table: TruthTable, slots: Sequence[str] | None = None) -> dict[str, Any]:
     """v, phi and the standard error of phi for the (sub-)game over ``slots``."""
@@ -137,10 +142,10 @@ def _caveats(config: dict[str, Any], table: TruthTable) -> list[str]:
             f"the run used the dataset {config['dataset']}; the truth is for the built-in "
             "generator's tasks, so it does not apply to this run"
         )
-    elif config.get("tasks") not in (None, prov.tasks_per_seed):
+    elif config.get("tasks") not in (None, prov.tasks_per_seed) and table.env in CYCLING:
         notes.append(
             f"the run has {config.get('tasks')} generated tasks; the truth is for runs of "
-            f"{prov.tasks_per_seed}; generators cycle task kinds and levels with the task "
+            f"{prov.tasks_per_seed}; the {table.env} generator cycles task kinds with the task "
             "index, so a run of another size draws another mix of tasks and the comparison "
             "is approximate at best (math, for one, reaches levels 4-5 only from task 31)"
         )
