@@ -77,6 +77,16 @@ from agentbus.variants import OFF
 if not _structlog.is_configured():
     _logs.configure("warning")
 
+
+def __getattr__(name: str) -> object:
+    """``agentbus.load`` is imported on first use, so ``import agentbus`` never pulls in pandas."""
+    if name == "load":
+        from agentbus.export import load
+
+        return load
+    raise AttributeError(f"module 'agentbus' has no attribute {name!r}")
+
+
 __all__ = [
     "DEFAULT_RUN_TASKS",
     "LLM",

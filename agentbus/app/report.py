@@ -10,6 +10,7 @@ unreadable run directory is a one-line error and exit status 2.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -107,16 +108,40 @@ def compare(
     *,
     plots: bool = True,
 ) -> dict[str, Any]:
-    """Compare two runs' Shapley tables; writes RUN_DIR/comparison.json (and a radar)."""
+    """Compare two runs; writes RUN_DIR/comparison.json (and a radar).
+
+    ``paired``: per slot and coalition, each run's value and their difference
+    over the tasks both ran (:mod:`agentbus.runs.comparison`); beside it the
+    consistency rate and correlations of the two Shapley tables, each None
+    (with the reason in ``unavailable``) where it cannot be computed.
+    """
+    from agentbus.runs.comparison import compare_runs
+    from agentbus.runs.runlog import scan
     from attribution.multi import consistency_rate, table_correlation, table_from_results
 
     a, b = table_from_results(results), table_from_results(other)
     corr = table_correlation(a, b)
+    rate = consistency_rate(a, b)
+    unavailable: dict[str, str] = {}
+    if not math.isfinite(rate):
+        unavailable["consistency_rate"] = (
+            "needs two or more test models in both runs (it compares how each run orders them)"
+        )
+    cells = int(corr.get("cells", 0))
+    for key in ("pearson", "spearman"):
+        if not math.isfinite(corr[key]):
+            unavailable[key] = (
+                f"needs three or more (model, slot) cells in both runs, not all equal (has {cells})"
+            )
     out: dict[str, Any] = {
         "other_run": str(other_dir),
         "default_models": [results.get("default_model"), other.get("default_model")],
-        "consistency_rate": consistency_rate(a, b),
-        **corr,
+        "consistency_rate": rate if math.isfinite(rate) else None,
+        "pearson": corr["pearson"] if math.isfinite(corr["pearson"]) else None,
+        "spearman": corr["spearman"] if math.isfinite(corr["spearman"]) else None,
+        "cells": cells,
+        "unavailable": unavailable,
+        "paired": compare_runs(scan(run_dir), scan(other_dir)),
     }
     (run_dir / "comparison.json").write_bytes(orjson.dumps(out, option=orjson.OPT_INDENT_2))
     if plots:
@@ -188,7 +213,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("run_dir", type=Path, help="run directory holding events.jsonl")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG/SVG figures")
     parser.add_argument("--confidence", type=float, default=0.95, help="interval level")
-    parser.add_argument("--quiet", action="store_true", help="do not print the table")
+    parser.add_argument(
+        "--quiet", action="store_true", help="do not print the table (a comparison still prints)"
+    )
+    parser.add_argument(
+        "--episode",
+        metavar="ID",
+        help="print one episode as a transcript (nothing is rebuilt); see --prompts",
+    )
+    parser.add_argument(
+        "--prompts", action="store_true", help="with --episode: also print every prompt and answer"
+    )
     parser.add_argument(
         "--compare",
         type=Path,
@@ -196,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a second run (e.g. another default model): consistency rate and correlations",
     )
     args = parser.parse_args(argv)
+    if args.episode is not None:
+        return _print_episode(args.run_dir, args.episode, prompts=args.prompts)
     try:
         results = rebuild(args.run_dir, plots=not args.no_plots, confidence=args.confidence)
         comparison = None
@@ -216,12 +253,47 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print_cost(results, console, args.run_dir)
         console.print(f"wrote {args.run_dir / 'results.json'} and {args.run_dir / 'results.md'}")
-        if comparison is not None:
-            console.print(
-                f"vs {args.compare}: consistency rate {comparison['consistency_rate']:.3f}, "
-                f"Pearson {comparison['pearson']:.3f}, Spearman {comparison['spearman']:.3f} "
-                f"over {comparison['cells']:.0f} cells"
-            )
+    if comparison is not None:
+        _print_comparison(comparison, args.run_dir, args.compare)
+    return 0
+
+
+def _print_comparison(comparison: dict[str, Any], run_dir: Path, other_dir: Path) -> None:
+    """The paired comparison, then the table-level figures (never nan: the reason instead)."""
+    from agentbus.runs.comparison import render_comparison
+
+    print(render_comparison(comparison["paired"], str(run_dir), str(other_dir)))
+    parts = []
+    for key, label, fmt in (
+        ("consistency_rate", "consistency rate", "{:.3f}"),
+        ("pearson", "Pearson", "{:.3f}"),
+        ("spearman", "Spearman", "{:.3f}"),
+    ):
+        value = comparison.get(key)
+        why = comparison.get("unavailable", {}).get(key)
+        parts.append(f"{label} " + (fmt.format(value) if value is not None else f"n/a ({why})"))
+    print(f"Shapley tables over {comparison['cells']} cells: " + "; ".join(parts))
+    print(f"wrote {run_dir / 'comparison.json'}")
+
+
+def _print_episode(run_dir: Path, episode_id: str, *, prompts: bool) -> int:
+    """``--episode ID``: the transcript of one episode, from the log alone."""
+    from agentbus.runs.runlog import episode_event
+    from agentbus.runs.transcript import render_text, transcript
+
+    try:
+        event = episode_event(run_dir, episode_id)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if event is None:
+        print(
+            f"error: no finished episode {episode_id!r} in {str(run_dir)!r} "
+            "(python -m agentbus.export lists the ids)",
+            file=sys.stderr,
+        )
+        return 2
+    print(render_text(transcript(event), prompts=prompts))
     return 0
 
 

@@ -49,9 +49,11 @@ from yarl import URL
 from agentbus.coalitions import coalition_members
 from agentbus.errors import UserError
 from agentbus.events import ATTRIBUTION_SNAPSHOT, EventHub
+from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.phi_history import PhiHistory
 from agentbus.runs.progress import RunState, payload_key
 from agentbus.runs.store import EVENTS, LOCK, RunStore, safe_join
+from agentbus.runs.transcript import coalition_diff, transcript
 
 log = structlog.get_logger(__name__)
 
@@ -197,6 +199,8 @@ class LiveServer:
         self.state = RunState(total)
         #: the condensed course of the estimates, for the dashboard's plot
         self.history = PhiHistory()
+        #: one small row per episode, for the paginated, filtered episode list
+        self.episodes = EpisodeIndex()
         self.url = ""
         self._applied = 0
         self._catchup = anyio.Lock()
@@ -219,7 +223,13 @@ class LiveServer:
         app.router.add_get("/api/status", self._status)
         app.router.add_get("/api/attribution", self._attribution)
         app.router.add_get("/api/attribution/history", self._history)
+        app.router.add_get("/api/episodes", self._episode_list)
         app.router.add_get("/api/episodes/{episode_id}", self._episode)
+        app.router.add_get("/api/facets", self._facets)
+        app.router.add_get("/api/transcript/{episode_id}", self._transcript)
+        app.router.add_get("/api/same-task/{episode_id}", self._same_task)
+        app.router.add_get("/api/diff", self._diff)
+        app.router.add_get("/api/flips", self._flips)
         app.router.add_get("/api/manifest", self._manifest)
         app.router.add_get("/files/{name:.+}", self._file)
         return app
@@ -304,12 +314,15 @@ class LiveServer:
         async with self._catchup:
             while self._applied < self.store.offset:
                 stop = min(self.store.offset, self._applied + 4 * BATCH)
-                for raw in await self.store.read_lines_async(self._applied, stop):
+                for line, raw in enumerate(
+                    await self.store.read_lines_async(self._applied, stop), start=self._applied
+                ):
                     try:
                         event = orjson.loads(raw)
                     except orjson.JSONDecodeError:
                         continue
                     self.state.apply(event)
+                    self.episodes.add(event, line)
                     if event.get("type") == ATTRIBUTION_SNAPSHOT:
                         self.history.add(event)
                 self._applied = stop
@@ -322,6 +335,9 @@ class LiveServer:
         body["stored"] = self.store.offset
         body["resumed"] = self.store.resumed
         body["run_dir"] = self.store.run_dir.name
+        # a finished run opened by agentbus.view: nothing more will come
+        body["read_only"] = self.store.closed and self.hub is None
+        body["episodes_indexed"] = len(self.episodes)
         raw = state.snapshot_raw
         # the dashboard shows no number while the latest snapshot is not estimable
         body["phi_estimable"] = None if raw is None else raw.get("estimable")
@@ -355,6 +371,80 @@ class LiveServer:
         if event is None:
             return _error(404, f"no finished episode {episode_id!r} in this run")
         return _json(event)
+
+    async def _episode_list(self, request: web.Request) -> web.Response:
+        """One page of episodes: ``offset``, ``limit`` (at most 500) and filters."""
+        q = request.query
+        try:
+            offset = max(0, int(q.get("offset", "0") or 0))
+            limit = min(500, max(1, int(q.get("limit", "50") or 50)))
+        except ValueError:
+            return _error(400, "offset and limit must be integers")
+        await self._state()
+        coalition = q.get("coalition")
+        rows = self.episodes.select(
+            task=q.get("task") or None,
+            coalition=None if coalition is None or coalition == "*" else coalition,
+            model=q.get("model") or None,
+            outcome=q.get("outcome") or None,
+            failure=q.get("failure") or None,
+            newest_first=q.get("order", "newest") != "oldest",
+        )
+        page = rows[offset : offset + limit]
+        return _json({"total": len(rows), "offset": offset, "limit": limit, "rows": page})
+
+    async def _facets(self, request: web.Request) -> web.Response:
+        await self._state()
+        return _json(self.episodes.facets())
+
+    async def _ended(self, episode_id: str) -> dict[str, Any]:
+        event = await self.store.episode_event_async(episode_id)
+        if event is None:
+            raise web.HTTPNotFound(
+                body=_dumps({"error": f"no finished episode {episode_id!r} in this run"}),
+                content_type="application/json",
+            )
+        return event
+
+    async def _transcript(self, request: web.Request) -> web.Response:
+        event = await self._ended(request.match_info["episode_id"])
+        return _json(transcript(event))
+
+    async def _same_task(self, request: web.Request) -> web.Response:
+        """The other coalitions' episodes of this episode's task (diff partners)."""
+        await self._state()
+        row = self.episodes.get(request.match_info["episode_id"])
+        if row is None:
+            return _error(404, "no such episode in this run")
+        return _json({"episode": row, "rows": self.episodes.same_task(row)})
+
+    async def _diff(self, request: web.Request) -> web.Response:
+        """Two episodes aligned by step: ``?a=ID&b=ID``, or ``?task=&repeat=&model=&a=&b=`` keys."""
+        q = request.query
+        await self._state()
+        a, b = q.get("a", ""), q.get("b", "")
+        if "task" in q:
+            try:
+                repeat = int(q.get("repeat", "0") or 0)
+            except ValueError:
+                return _error(400, "repeat must be an integer")
+            model = q.get("model", "")
+            rows = [self.episodes.cell(model, q["task"], repeat, key) for key in (a, b)]
+            if rows[0] is None or rows[1] is None:
+                return _error(404, "no episode of that task for one of the two coalitions")
+            a, b = rows[0]["episode_id"], rows[1]["episode_id"]
+        if not a or not b:
+            return _error(400, "a diff needs two episodes: ?a=ID&b=ID")
+        return _json(coalition_diff(await self._ended(a), await self._ended(b)))
+
+    async def _flips(self, request: web.Request) -> web.Response:
+        """Coalition pairs differing only in ``slot`` whose outcomes differ."""
+        slot = request.query.get("slot", "")
+        await self._state()
+        if slot not in self.episodes.slots:
+            return _error(400, f"unknown slot {slot!r}")
+        flips = self.episodes.flips(slot, request.query.get("model") or None)
+        return _json({"slot": slot, "flips": flips[:500], "total": len(flips)})
 
     async def _manifest(self, request: web.Request) -> web.Response:
         return _json(self.store.manifest)

@@ -11,6 +11,7 @@ const params = new URLSearchParams(location.search);
 const token = params.get("token");
 const RECENT = 50;
 const RESYNC_MS = 2000;
+let stopped = false;
 
 function withToken(path) {
   if (!token) return path;
@@ -235,7 +236,7 @@ function render() {
   if (state.finished) $("conn").textContent = "finished";
   renderPhi();
   renderCoalitions();
-  renderRecent();
+  if (state.offset !== listedAt) refreshEpisodes();
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -254,13 +255,23 @@ function renderPhi() {
   $("phi-n").textContent = rows.length && state.snapshotN ? "(" + state.snapshotN + " episodes in the estimate)" : "";
   svg.replaceChildren();
   if (!rows.length) { svg.setAttribute("height", "0"); return; }
-  const width = 720, label = 150, right = 170, rowH = 28;
+  const width = 720, label = 150, right = 170, rowH = 28, axisH = 36;
   let span = 0.05;
   for (const r of rows) for (const x of [r.phi, r.lo, r.hi]) if (isNum(x)) span = Math.max(span, Math.abs(x));
   const plotW = width - label - right;
   const x = (v) => label + plotW / 2 + (v / span) * (plotW / 2);
-  svg.setAttribute("height", String(rows.length * rowH + 10));
-  svg.appendChild(svgEl("line", { class: "axis", x1: x(0), x2: x(0), y1: 0, y2: rows.length * rowH + 4 }));
+  const bottom = rows.length * rowH + 6;
+  svg.setAttribute("height", String(bottom + axisH));
+  // the axis: ticks in phi units under the bars, the zero line through them
+  for (const t of niceTicks(-span, span, 6)) {
+    svg.appendChild(svgEl("line", { class: t === 0 ? "axis zero" : "grid", x1: x(t), x2: x(t), y1: 0, y2: bottom }));
+    svg.appendChild(svgEl("text", { class: "tick", x: x(t), y: bottom + 14, "text-anchor": "middle" }, (t > 0 ? "+" : "") + t.toFixed(2)));
+  }
+  svg.appendChild(svgEl("line", { class: "axis", x1: label, x2: label + plotW, y1: bottom, y2: bottom }));
+  svg.appendChild(svgEl("text", { class: "tick axis-title", x: label + plotW / 2, y: bottom + 30, "text-anchor": "middle" },
+    "phi: change in mean reward the slot's test model brings (95% interval)"));
+  const slotOrder = [];
+  for (const r of rows) if (!slotOrder.includes(r.slot)) slotOrder.push(r.slot);
   const several = new Set(rows.map((r) => r.model || "")).size > 1;
   rows.forEach((r, i) => {
     const y = 5 + i * rowH;
@@ -269,7 +280,8 @@ function renderPhi() {
     const x0 = Math.min(x(0), x(r.phi));
     const w = Math.max(1, Math.abs(x(r.phi) - x(0)));
     g.appendChild(svgEl("rect", { class: "bar " + (r.phi >= 0 ? "pos" : "neg"), x: x0, y: y + 4,
-      width: w, height: rowH - 10, "data-slot": r.slot, "data-phi": r.phi }));
+      width: w, height: rowH - 10, "data-slot": r.slot, "data-phi": r.phi,
+      fill: COLORS[slotOrder.indexOf(r.slot) % COLORS.length] }));
     if (isNum(r.lo) && isNum(r.hi)) {
       const cy = y + rowH / 2 - 1;
       g.appendChild(svgEl("line", { class: "ci", x1: x(r.lo), x2: x(r.hi), y1: cy, y2: cy }));
@@ -295,7 +307,7 @@ async function pollHistory() {
   history.busy = true;
   history.again = false;
   try {
-    const h = await getJSON("/api/attribution/history?after=" + history.lastSeq);
+    const h = await getJSON("api/attribution/history?after=" + history.lastSeq);
     const fresh = (h.points || []).filter((p) => isNum(p.seq) && p.seq > history.lastSeq);
     if (!fresh.length) return;
     history.points.push(...fresh);
@@ -430,61 +442,10 @@ function renderCoalitions() {
   }));
 }
 
-function renderRecent() {
-  const body = $("recent").tBodies[0];
-  body.replaceChildren(...state.recent.map((e) => {
-    const tr = document.createElement("tr");
-    tr.dataset.episode = e.episode_id;
-    if (e.error_kind && e.error_kind !== "step_limit") tr.className = "err";
-    const status = e.error_kind ? e.error_kind : e.success ? "ok" : "fail";
-    const task = e.task_id !== undefined && e.task_id !== null
-      ? e.task_id + (e.repeat ? " #" + e.repeat : "") : e.episode_id;
-    for (const v of [task, showKey(e.coalition), fmt(e.reward, 2), e.steps, e.tokens, status]) {
-      const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
-    }
-    tr.title = e.episode_id;
-    tr.addEventListener("click", () => showEpisode(e.episode_id));
-    return tr;
-  }));
-}
-
-async function showEpisode(id) {
-  const panel = $("trace-panel");
-  $("trace-id").textContent = id;
-  $("trace").replaceChildren();
-  panel.hidden = false;
-  try {
-    const ev = await getJSON("/api/episodes/" + encodeURIComponent(id));
-    const o = Object.assign({}, ev.outcome || {});
-    const trace = o.trace || [];
-    delete o.trace;
-    $("trace-outcome").textContent = JSON.stringify({ task_id: ev.task_id, coalition: ev.coalition, ...o }, null, 2);
-    if (!trace.length) {
-      const li = document.createElement("li");
-      li.textContent = "no message trace stored for this episode (run with tracing on to keep one)";
-      $("trace").appendChild(li);
-    }
-    for (const m of trace) {
-      const li = document.createElement("li");
-      const who = document.createElement("span");
-      who.className = "who";
-      who.textContent = (m.type || "?") + " from " + (m.sender || "?") + ": ";
-      li.appendChild(who);
-      const rest = Object.assign({}, m);
-      for (const k of ["type", "sender", "episode_id", "seq"]) delete rest[k];
-      li.appendChild(document.createTextNode(rest.text !== undefined ? rest.text : JSON.stringify(rest)));
-      $("trace").appendChild(li);
-    }
-    panel.scrollIntoView({ behavior: "smooth" });
-  } catch (err) {
-    $("trace-outcome").textContent = String(err);
-  }
-}
-
 // ---- wiring ---------------------------------------------------------------
 async function resync() {
   try {
-    const s = await getJSON("/api/status");
+    const s = await getJSON("api/status");
     const fresh = fromStatus(s);
     if (!state || fresh.offset >= state.offset) state = fresh;
     else { state.eps = fresh.eps; state.tps = fresh.tps; }
@@ -492,14 +453,21 @@ async function resync() {
     pollHistory();
     return true;
   } catch (err) {
-    $("conn").textContent = "status unavailable";
-    $("conn").className = "pill down";
+    if (state && state.finished) {
+      // the run ended and its process stopped serving: the page keeps its final state
+      $("conn").textContent = "finished (server stopped; reopen with python -m agentbus.view)";
+      $("conn").className = "pill";
+      stopped = true;
+    } else {
+      $("conn").textContent = "status unavailable";
+      $("conn").className = "pill down";
+    }
     return false;
   }
 }
 
 function connect() {
-  const es = new EventSource(withToken("/events?from=" + state.offset));
+  const es = new EventSource(withToken("events?from=" + state.offset));
   es.onopen = () => { $("conn").textContent = "live"; $("conn").className = "pill live"; };
   es.onerror = () => {
     if (state && state.finished) {  // the run is over and its log closed: nothing more will come
@@ -548,7 +516,7 @@ function showCost(ev) {
   }
 }
 function watchCost() {
-  const es = new EventSource(withToken("/events?from=0&type=cost.estimate,pareto.front"));
+  const es = new EventSource(withToken("events?from=0&type=cost.estimate,pareto.front"));
   es.onmessage = (msg) => {
     try { showCost(JSON.parse(msg.data)); } catch (err) { console.error(err); }
   };
@@ -569,7 +537,7 @@ function showVariants(ev) {
   $("variants").textContent = lines.length ? "variants (default \u2192 test): " + lines.join(" | ") : "";
 }
 function watchVariants() {
-  const es = new EventSource(withToken("/events?from=0&type=run.started"));
+  const es = new EventSource(withToken("events?from=0&type=run.started"));
   es.onmessage = (msg) => {
     try { showVariants(JSON.parse(msg.data)); } catch (err) { console.error(err); }
   };
@@ -577,8 +545,8 @@ function watchVariants() {
 }
 
 async function main() {
-  $("trace-close").addEventListener("click", () => { $("trace-panel").hidden = true; });
-  getJSON("/api/manifest").then((m) => {
+  wireViews();
+  getJSON("api/manifest").then((m) => {
     const c = m.config || {};
     const tests = Array.isArray(c.test) ? c.test.join(", ") : c.test;
     const bits = [c.preset && "preset " + c.preset, c.env, tests && "test " + tests,
@@ -590,7 +558,10 @@ async function main() {
   connect();
   watchVariants();
   watchCost();
-  setInterval(resync, RESYNC_MS);
+  const timer = setInterval(() => { if (stopped) clearInterval(timer); else resync(); }, RESYNC_MS);
+  loadFacets();
+  window.addEventListener("hashchange", route);
+  route();
 }
 
 main();

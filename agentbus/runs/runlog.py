@@ -1,0 +1,121 @@
+"""A finished run directory, opened read-only: for the viewer, exports and comparisons.
+
+:class:`ReadOnlyStore` gives the live server what it reads from a run store
+(events by offset, one episode's record, the manifest) without the lock, the
+manifest rewrite or the tail repair that opening a run for writing does; a
+damaged or half-written last line (a crash, or a run still being written) is
+skipped, never cut off. :func:`scan` reads the log once into an
+:class:`~agentbus.runs.episodes.EpisodeIndex`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentbus.errors import UserError
+from agentbus.runs.episodes import EpisodeIndex
+from agentbus.runs.store import EVENTS, MANIFEST, RunStore
+
+RESULTS = "results.json"
+
+
+def check_run_dir(run_dir: Path) -> Path:
+    """``run_dir`` when it holds a run's event log; else one clear :class:`UserError`."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise UserError(f"run directory {str(run_dir)!r} does not exist or is not a directory")
+    if not (run_dir / EVENTS).is_file():
+        raise UserError(f"no {EVENTS} in {str(run_dir)!r}: not a run directory")
+    return run_dir
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object file, or None when missing or unreadable."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class ReadOnlyStore(RunStore):
+    """A run store over a finished run's log; nothing is ever written."""
+
+    @classmethod
+    def open_finished(cls, run_dir: Path) -> ReadOnlyStore:
+        run_dir = check_run_dir(run_dir)
+        manifest = read_json(run_dir / MANIFEST) or {}
+        store = cls(run_dir, manifest)
+        try:
+            store._scan()
+        except OSError as exc:
+            raise UserError(f"cannot read {run_dir / EVENTS}: {exc.strerror or exc}") from None
+        store._closed = True  # nothing more will come: streams end at the last event
+        return store
+
+    def _scan(self) -> None:
+        size = 0
+        with open(self.events_path, "rb") as fh:
+            for index, raw in enumerate(fh):
+                if not raw.endswith(b"\n"):
+                    break  # a line still being written (or torn by a crash)
+                try:
+                    event = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    break
+                if not isinstance(event, dict):
+                    break
+                size += len(raw)
+                self._index(index, event, raw)
+                self._pos.append(size)
+
+    def close(self) -> None:  # nothing to release
+        self._closed = True
+
+
+def scan(run_dir: Path) -> EpisodeIndex:
+    """Every episode of ``run_dir``'s log, indexed (complete lines only)."""
+    run_dir = check_run_dir(run_dir)
+    index = EpisodeIndex()
+    try:
+        with open(run_dir / EVENTS, "rb") as fh:
+            for line, raw in enumerate(fh):
+                if b'"episode.ended"' not in raw or not raw.endswith(b"\n"):
+                    continue
+                try:
+                    event = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(event, dict):
+                    index.add(event, line)
+    except OSError as exc:
+        raise UserError(f"cannot read {run_dir / EVENTS}: {exc.strerror or exc}") from None
+    return index
+
+
+def episode_event(run_dir: Path, episode_id: str) -> dict[str, Any] | None:
+    """The ``episode.ended`` event of one episode (the one that counts, else the latest)."""
+    run_dir = check_run_dir(run_dir)
+    needle = orjson.dumps(episode_id)
+    found: dict[str, Any] | None = None
+    with open(run_dir / EVENTS, "rb") as fh:
+        for raw in fh:
+            if needle not in raw or b'"episode.ended"' not in raw:
+                continue
+            try:
+                event = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if not isinstance(event, dict) or event.get("episode_id") != episode_id:
+                continue
+            if event.get("type") != "episode.ended":
+                continue
+            outcome = event.get("outcome") or {}
+            counts = outcome.get("error_kind") in (None, "step_limit")
+            if counts:
+                return event
+            found = event
+    return found
