@@ -377,6 +377,11 @@ async def evaluate(
                 f"run finished; the dashboard stays up at {servers[0].url} (Ctrl-C to stop it)"
             )
             await anyio.sleep_forever()
+        elif servers:  # not interactive: the server ends with the run; the log stays viewable
+            console.print(
+                "run finished; the dashboard stops with this process; "
+                f"reopen it with: python -m agentbus.view {report.run_dir}"
+            )
         return report
     finally:
         with anyio.CancelScope(shield=True):
