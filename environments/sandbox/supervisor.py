@@ -35,9 +35,9 @@ MARK = "@@AB@@"
 
 RUNNER = r"""__ab_mode=$1; __ab_cmd=$2; shift 2
 if [ "$__ab_mode" = s ]; then
-  cd "$(cat /run/ab/cwd 2>/dev/null)" 2>/dev/null || cd /root
-  . /run/ab/env 2>/dev/null
-  trap 'pwd > /run/ab/cwd 2>/dev/null; export -p > /run/ab/env 2>/dev/null' EXIT
+  { [ -f /run/ab/cwd ] && cd "$(cat /run/ab/cwd)" || cd /root; } 2>/dev/null
+  { [ -f /run/ab/env ] && . /run/ab/env; } 2>/dev/null
+  trap '{ [ -p /run/ab/cwd ] || pwd > /run/ab/cwd; [ -p /run/ab/env ] || export -p > /run/ab/env; } 2>/dev/null' EXIT
 else
   cd /root
 fi
