@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 import orjson
 
+from agentbus.app import external
 from agentbus.app.config import RunConfig, build_config, load_toml, merge
 from agentbus.app.presets import preset_fragment
 from agentbus.errors import UserError
@@ -95,7 +96,20 @@ def parser() -> OneLineParser:
         action="append",
         help="model spec under test (repeat or comma-separate for one column each)",
     )
-    a("--agent", help="agent (slot -> module mapping) by registry name; default praf")
+    a(
+        "--agent",
+        help="agent by registry name (default praf), or your own async function "
+        "MODULE:FUNC run through the module gateway (docs/your-agent.md)",
+    )
+    a("--agent-cmd", metavar="CMD", help="your agent as a command, run once per episode")
+    a("--agent-url", metavar="URL", help="your agent as an HTTP service")
+    a(
+        "--scorer",
+        help="how your agent's answer is scored: exact, contains, numeric, regex or MODULE:FUNC",
+    )
+    a("--unmapped", metavar="MODEL", help="model for modules of your agent that are no slot")
+    a("--agent-timeout", type=float, dest="agent_timeout_s", help="seconds per agent run")
+    a("--agent-processes", type=int, help="command agents running at once (default 16)")
     a("--module", action="append", type=_kv, metavar="SLOT=MODULE", help="replace a module")
     a("--slots", type=_csv, help="vary only these slots, e.g. planning,action")
     a(
@@ -173,6 +187,12 @@ FLAT_KEYS = (
     "seed",
     "default",
     "agent",
+    "agent_cmd",
+    "agent_url",
+    "scorer",
+    "unmapped",
+    "agent_timeout_s",
+    "agent_processes",
     "slots",
     "repeats",
     "max_steps",
@@ -295,6 +315,9 @@ def parse_command(argv: list[str] | None = None) -> Command:
     user = merge(user, overrides(ns))
     base = merge(preset_fragment(user.get("preset") or base.get("preset")), base)
     config = build_config(merge(base, user))
+    if external.is_external(config) and "env" not in user and "env" not in base:
+        config = config.model_copy(update={"env": external.ENV})  # tasks from --dataset
+    external.check(config)
     check_adaptive_only(config, user)
     check_executor(config, user)
     require_runnable(config.env)

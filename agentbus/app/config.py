@@ -37,6 +37,10 @@ RESULT_KEYS: tuple[str, ...] = (
     "default",
     "test",
     "agent",
+    "agent_cmd",
+    "agent_url",
+    "scorer",
+    "unmapped",
     "modules",
     "slots",
     "vary",
@@ -77,7 +81,21 @@ class RunConfig(BaseModel):
 
     default: str = "sim:weak"
     test: list[str] = Field(default_factory=lambda: ["sim:strong"])
+    #: a registered agent (praf, mmau, mirror) or your own: MODULE:FUNC (docs/your-agent.md)
     agent: str = "praf"
+    # -- your own agent through the module gateway (issue 31) --
+    #: command run once per episode (task JSON on stdin, result JSON on stdout)
+    agent_cmd: str | None = None
+    #: HTTP agent service: POST task + credentials, result JSON back
+    agent_url: str | None = None
+    #: exact, contains, numeric, regex or MODULE:FUNC (default exact)
+    scorer: str | None = None
+    #: model spec for modules that are no slot (None: refuse their calls)
+    unmapped: str | None = None
+    #: seconds one run of your agent may take (then it is killed: a task failure)
+    agent_timeout_s: float = Field(default=300.0, gt=0)
+    #: command agents running at once
+    agent_processes: int = Field(default=16, ge=1)
     modules: dict[str, str] = Field(default_factory=dict)
     slots: list[str] | None = None
     # -- variants and presets (docs/variants.md) --

@@ -24,6 +24,7 @@ from rich.console import Console
 
 from agentbus import registry
 from agentbus.answers import answer_line, answer_markdown, answer_summary
+from agentbus.app import external
 from agentbus.app.adaptive import AdaptiveScheduler
 from agentbus.app.best import BestRun
 from agentbus.app.config import RESULT_KEYS, RunConfig
@@ -69,6 +70,8 @@ class RunReport:
 
 def load_environment(config: RunConfig) -> EnvSetup:
     """The environment's tasks and per-episode factory (a UserError for bad files)."""
+    if external.is_external(config):
+        return external.load_tasks(config)
     env_cls = registry.get("environments", config.env)
     source = TaskSource(
         dataset=config.dataset,
@@ -213,7 +216,10 @@ def make_plan(config: RunConfig, tasks: Sequence[Task]) -> EvaluationPlan:
     The varied slots are ``slots`` when given, else the slots ``vary`` names,
     else every slot of the agent (CapaBench's game).
     """
-    agent = Agent.resolve(config.agent, config.modules)
+    if external.is_external(config):
+        agent = external.agent_of(config)
+    else:
+        agent = Agent.resolve(config.agent, config.modules)
     vary = config.variants()
     if config.slots:
         varied = tuple(config.slots)
@@ -455,6 +461,11 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
         if llm_config.cache_dir is None:  # a resumed run replays the calls it already paid for
             llm_config = llm_config.model_copy(update={"cache_dir": prep.run_dir})
         router = await stack.enter_async_context(LLMRouter(llm_config, sim=sim))
+        actors_for = None
+        if external.is_external(config):  # your own agent, through the module gateway
+            actors_for = await stack.enter_async_context(
+                external.external_agent(config, router.client)
+            )
         factory = SpecFactory(
             prep.plan,
             prep.setup.factory,
@@ -462,6 +473,7 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
             max_steps=config.max_steps,
             timeout_s=config.episode_timeout_s,
             trace=config.trace,
+            actors_for=actors_for,
         )
         queue, adaptive, total = _work(prep, factory)
         runtime = await stack.enter_async_context(

@@ -199,6 +199,9 @@ class SpecFactory:
     max_steps: int | None = None
     timeout_s: float | None = 600.0
     trace: bool = True
+    #: builds an episode's actors instead of one module actor per slot (your own
+    #: agent through the gateway: agentbus/app/external.py)
+    actors_for: Callable[[Resolved], list[ActorSpec]] | None = None
 
     def assignment(self, model: str, coalition: Sequence[str]) -> dict[str, str]:
         """slot -> model spec (or ``off``) for this coalition of ``model``."""
@@ -249,11 +252,14 @@ class SpecFactory:
         metadata: dict[str, Any],
     ) -> EpisodeSpec:
         """An episode with one actor per slot that is not off (an off slot gets none)."""
-        actors = [
-            ActorSpec(slot, module_class(impl[0]), self.client(impl[1]))
-            for slot, impl in resolved.items()
-            if impl is not None
-        ]
+        if self.actors_for is not None:
+            actors = self.actors_for(resolved)
+        else:
+            actors = [
+                ActorSpec(slot, module_class(impl[0]), self.client(impl[1]))
+                for slot, impl in resolved.items()
+                if impl is not None
+            ]
         return EpisodeSpec(
             episode_id=episode,
             task=task,

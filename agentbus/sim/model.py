@@ -73,6 +73,7 @@ from agentbus.sim.expert import (
     Verdict,
     skill_role,
 )
+from agentbus.sim.gateway_model import gateway_answer, hint_of
 from agentbus.sim.profiles import Profile, ProfileSet, RoleSkill
 
 CHARS_PER_TOKEN = 4
@@ -213,6 +214,8 @@ class SimModel:
         self.profiles = profiles if isinstance(profiles, ProfileSet) else ProfileSet(profiles)
         self.coupled = coupled
         self.experts: list[Expert] = list(experts or [])
+        #: every task handed over, by id: the generic gateway model looks them up
+        self.tasks: dict[str, Task] = {}
 
     def profile(self, model: str) -> Profile:
         """The profile a request's model name selects (UserError lists the known ones)."""
@@ -224,6 +227,7 @@ class SimModel:
     def add_tasks(self, env_name: str, tasks: Iterable[Task]) -> None:
         """Hand a run's tasks to the expert of ``env_name`` (no expert: nothing to do)."""
         tasks = list(tasks)
+        self.tasks.update((t.id, t) for t in tasks)
         for expert in self.experts:
             if expert.env == env_name:
                 expert.add_tasks(tasks)
@@ -240,6 +244,9 @@ class SimModel:
     ) -> SimAnswer:
         """Answer one chat request (see the module docstring for the steps)."""
         profile = self.profile(model)
+        hint = hint_of(params)
+        if hint is not None:  # a gateway agent's call (agentbus.sim.gateway_model)
+            return gateway_answer(self.tasks, self.coupled, profile, hint, messages, params)
         role = detect_role(messages)
         skill = profile.skill(skill_role(role))
         rng = make_rng(profile.name, messages, params)

@@ -41,6 +41,7 @@ from agentbus.sim.faults import (
     SimFault,
     SimRateLimited,
 )
+from agentbus.sim.gateway_model import HINT as GATEWAY_HINT
 from agentbus.sim.model import SimAnswer, prompt_tokens
 from agentbus.sim.prometheus import CONTENT_TYPE as PROMETHEUS_CONTENT_TYPE
 from agentbus.sim.prometheus import registry_for, render
@@ -173,6 +174,9 @@ class Protocol:
             if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
                 raise BadRequest("'tools' must be a list of objects", "tools")
             params = params.model_copy(update={"tools": tuple(tools)})
+        hint = body.get(GATEWAY_HINT)  # set by agentbus's gateway (sim/gateway_model.py)
+        if isinstance(hint, dict):
+            params = params.model_copy(update={"extra": {GATEWAY_HINT: hint}})
         options = body.get("stream_options") or {}
         return Parsed(
             SimRequest(model, messages, params),

@@ -1,0 +1,153 @@
+"""Composing a run of an external agent (``--agent MODULE:FUNC``, ``--agent-cmd``, ``--agent-url``).
+
+The user's agent lives in its own code; this layer turns the run config into
+the pieces the kernel's gateway needs: the agent's slots (``--slots``: the
+module names its components use as ``model``), the tasks (a JSONL file, or a
+built-in environment's static tasks) with the run's scorer, the gateway
+server and the runner, and one episode's actors per coalition (a
+:class:`~agentbus.gateway.actors.GatewaySlot` per slot that is on, plus the
+driver). Everything else (plan, router, store, attribution) is the same as for
+agentbus's own agents.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentbus import registry
+from agentbus.environment import EnvSetup, TaskSource
+from agentbus.episode import ActorSpec
+from agentbus.errors import UserError
+from agentbus.gateway.actors import DRIVER, AgentDriver, DriverConfig, EpisodeLink, GatewaySlot
+from agentbus.gateway.environment import ExternalEnvironment
+from agentbus.gateway.runners import AgentRunner, CallableAgent, CommandAgent, HttpAgent
+from agentbus.gateway.scorers import load_scorer
+from agentbus.gateway.server import Gateway
+from agentbus.gateway.tasks import ENV
+from agentbus.llm.types import LLM
+
+if TYPE_CHECKING:
+    from agentbus.app.config import RunConfig
+    from agentbus.app.evaluation import Agent, Resolved
+
+#: the module name every slot of an external agent is filled with
+SLOT_MODULE = "gateway.slot"
+
+registry.register("modules", SLOT_MODULE, GatewaySlot)
+registry.register("environments", ENV, ExternalEnvironment)
+
+
+def is_external(config: RunConfig) -> bool:
+    """Whether the run's agent is the user's own (callable, command or service)."""
+    return ":" in config.agent or config.agent_cmd is not None or config.agent_url is not None
+
+
+def check(config: RunConfig) -> None:
+    """Refuse contradictory or incomplete external-agent settings (one line each)."""
+    given = [
+        flag
+        for flag, on in (
+            ("--agent MODULE:FUNC", ":" in config.agent),
+            ("--agent-cmd", config.agent_cmd is not None),
+            ("--agent-url", config.agent_url is not None),
+        )
+        if on
+    ]
+    if len(given) > 1:
+        raise UserError(f"give one way to run the agent, not {' and '.join(given)}")
+    if not given:
+        for key, flag in (("scorer", "--scorer"), ("unmapped", "--unmapped")):
+            if getattr(config, key) is not None:
+                raise UserError(
+                    f"{flag} applies to your own agent (--agent MODULE:FUNC, "
+                    "--agent-cmd or --agent-url)"
+                )
+        return
+    if not config.slots:
+        raise UserError(
+            "your own agent needs --slots: the module names its components send as "
+            "'model' (python -m agentbus.discover lists them), e.g. --slots planner,solver"
+        )
+    if config.modules:
+        raise UserError("--module replaces agentbus's own modules; your agent has its own")
+    if config.scorer is not None:
+        load_scorer(config.scorer)
+
+
+def agent_of(config: RunConfig) -> Agent:
+    """The external agent as the plan sees it: its slots, each a gateway slot."""
+    from agentbus.app.evaluation import Agent
+
+    slots = tuple(config.slots or ())
+    return Agent(slots, {slot: SLOT_MODULE for slot in slots})
+
+
+def load_tasks(config: RunConfig) -> EnvSetup:
+    """The tasks (JSONL file, or a built-in environment's) and the scoring environment."""
+    scorer = load_scorer(config.scorer) if config.scorer is not None else None
+    factory = functools.partial(ExternalEnvironment, scorer)
+    source = TaskSource(
+        dataset=config.dataset,
+        knowledge=config.knowledge,
+        count=config.tasks,
+        seed=config.seed,
+        limit=config.limit,
+    )
+    if config.env == ENV:
+        return EnvSetup(ExternalEnvironment.setup(source).tasks, factory)
+    setup: EnvSetup = registry.get("environments", config.env).setup(source)
+    if not any("answer" in t.hidden for t in setup.tasks):
+        raise UserError(
+            f"environment {config.env!r} has no static answers to score an external "
+            'agent with; give --dataset FILE.jsonl with an "answer" per task'
+        )
+    return EnvSetup(setup.tasks, factory)
+
+
+def make_runner(config: RunConfig, cwd: Path | None = None) -> AgentRunner:
+    limit = config.agent_timeout_s
+    if config.agent_cmd is not None:
+        return CommandAgent(
+            config.agent_cmd, time_limit_s=limit, max_processes=config.agent_processes, cwd=cwd
+        )
+    if config.agent_url is not None:
+        return HttpAgent(config.agent_url, time_limit_s=limit)
+    return CallableAgent(config.agent, time_limit_s=limit)
+
+
+ActorsFor = Callable[["Resolved"], list[ActorSpec]]
+
+
+@asynccontextmanager
+async def external_agent(
+    config: RunConfig, client: Callable[[str], LLM]
+) -> AsyncIterator[ActorsFor]:
+    """Start the gateway and the runner; yield how to build one episode's actors."""
+    runner = make_runner(config)
+    gateway = Gateway(temperature=config.llm.sampling.params().temperature)
+    await gateway.start()
+    fallback = (config.unmapped, client(config.unmapped)) if config.unmapped else None
+    driver = DriverConfig(gateway, runner, fallback, tuple(config.slots or ()))
+
+    def actors_for(resolved: Resolved) -> list[ActorSpec]:
+        link = EpisodeLink()
+        specs = [
+            ActorSpec(slot, functools.partial(GatewaySlot, link), client(impl[1]))
+            for slot, impl in resolved.items()
+            if impl is not None
+        ]
+        specs.append(ActorSpec(DRIVER, functools.partial(AgentDriver, driver, link), None))
+        return specs
+
+    try:
+        yield actors_for
+    finally:
+        await runner.aclose()
+        await gateway.stop()
+
+
+__all__ = ["SLOT_MODULE", "agent_of", "check", "external_agent", "is_external", "load_tasks"]

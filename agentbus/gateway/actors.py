@@ -1,0 +1,129 @@
+"""The actors of an external agent's episode: one per slot, and the driver.
+
+An external agent's modules are not actors here: they are the agent's own
+code, calling the gateway. What the episode holds for them is, per slot that
+is on, a :class:`GatewaySlot`: it owns the slot's metered model client (so the
+episode counts each slot's calls, tokens and cost the same way as for native
+modules) and hands it to the gateway session; it also receives the gateway's
+messages, so they are delivered rather than reported as unhandled. The
+:class:`AgentDriver` opens the gateway session when the task starts, runs the
+agent (callable, command or service) and proposes its result to the
+environment as the one action of the episode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from agentbus.actor import Actor, on
+from agentbus.errors import InfraError
+from agentbus.gateway.messages import GatewayMessage
+from agentbus.gateway.runners import AgentFailed, AgentRunner
+from agentbus.gateway.server import Gateway
+from agentbus.gateway.session import Session
+from agentbus.llm.types import LLM
+from agentbus.messages import ActionProposed, Feedback, Observation, TaskStarted
+
+OFF = "off"
+DRIVER = "agent"
+
+
+@dataclass
+class EpisodeLink:
+    """What the slot actors of one episode hand to its driver (one per episode spec)."""
+
+    llms: dict[str, LLM] = field(default_factory=dict)
+
+
+class GatewaySlot(Actor):
+    """Holds one slot's model for the gateway; the gateway's calls are its calls."""
+
+    mailbox_size = 256
+
+    def __init__(self, link: EpisodeLink | None = None) -> None:
+        self.link = link if link is not None else EpisodeLink()
+
+    async def on_start(self) -> None:
+        if self.ctx.llm is not None:
+            self.link.llms[self.ctx.slot] = self.ctx.llm
+
+    @on(GatewayMessage)
+    async def seen(self, msg: GatewayMessage) -> None:
+        return None
+
+
+@dataclass
+class DriverConfig:
+    """What every driver of a run shares: the gateway, the runner and the fallback."""
+
+    gateway: Gateway
+    runner: AgentRunner
+    #: (model spec, client) for modules that are no slot; None refuses them
+    fallback: tuple[str, LLM] | None = None
+    slots: tuple[str, ...] = ()
+
+
+class AgentDriver(Actor):
+    """Runs the external agent once the task is shown, then proposes its result."""
+
+    publishes = (ActionProposed,)
+
+    def __init__(self, config: DriverConfig, link: EpisodeLink) -> None:
+        self.config = config
+        self.link = link
+        self.started: TaskStarted | None = None
+
+    @on(TaskStarted)
+    async def task(self, msg: TaskStarted) -> None:
+        self.started = msg
+
+    @on(Observation)
+    async def observed(self, msg: Observation) -> None:
+        started = self.started
+        if started is None:
+            return
+        assignment: dict[str, Any] = self.ctx.metadata.get("assignment") or {}
+        off = frozenset(s for s, m in assignment.items() if m == OFF)
+        slots = {s: (str(assignment.get(s, "")), llm) for s, llm in self.link.llms.items()}
+        session = Session(
+            episode_id=self.ctx.bus.episode_id,
+            task_id=started.task_id,
+            slots=slots,
+            off=off,
+            bus=self.ctx.bus,
+            fallback=self.config.fallback,
+            all_slots=self.config.slots or tuple(assignment),
+        )
+        gateway = self.config.gateway
+        ctx = gateway.open(session)
+        task = (
+            dict(started.info)
+            if started.env == "external"
+            else {
+                "id": started.task_id,
+                "question": started.instruction,
+                **started.info,
+            }
+        )
+        outcome: dict[str, Any]
+        try:
+            result = await self.config.runner.run(task, ctx)
+            outcome = {"result": result}
+        except AgentFailed as exc:
+            outcome = {"error": str(exc)}
+        finally:
+            gateway.close(session)
+        if session.infra_error is not None:
+            raise InfraError(f"gateway call failed upstream: {session.infra_error}")
+        outcome["gateway"] = session.summary()
+        await self.publish(ActionProposed(text=orjson.dumps(outcome).decode()))
+
+    @on(Feedback)
+    async def scored(self, msg: Feedback) -> None:
+        return None  # the verdict: the episode ends with it
+
+
+__all__ = ["AgentDriver", "DriverConfig", "EpisodeLink", "GatewaySlot"]

@@ -1,0 +1,72 @@
+"""What an in-process (Python callable) agent receives besides its task."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class AgentContext:
+    """The episode's endpoint, token and switched-off modules, plus ready SDK clients.
+
+    ``base_url`` is the OpenAI-style base URL (ends in ``/v1``);
+    ``anthropic_base_url`` is what the Anthropic SDK takes (it adds ``/v1``
+    itself). ``api_key`` is the episode token: it works for this episode only
+    and only against the gateway, never against a provider. The clients are
+    made on first use, so an agent that brings its own pays nothing for them.
+    """
+
+    task_id: str
+    base_url: str
+    anthropic_base_url: str
+    api_key: str
+    off_slots: frozenset[str] = frozenset()
+    _clients: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def openai(self) -> Any:
+        """An ``openai.AsyncOpenAI`` pointed at the gateway with the episode token."""
+        client = self._clients.get("openai")
+        if client is None:
+            import openai
+
+            client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0)
+            self._clients["openai"] = client
+        return client
+
+    @property
+    def anthropic(self) -> Any:
+        """An ``anthropic.AsyncAnthropic`` pointed at the gateway with the episode token."""
+        client = self._clients.get("anthropic")
+        if client is None:
+            import anthropic
+
+            client = anthropic.AsyncAnthropic(
+                base_url=self.anthropic_base_url, api_key=self.api_key, max_retries=0
+            )
+            self._clients["anthropic"] = client
+        return client
+
+    def env(self) -> dict[str, str]:
+        """The environment variables a child process gets (the command agent's contract)."""
+        return {
+            "OPENAI_BASE_URL": self.base_url,
+            "OPENAI_API_KEY": self.api_key,
+            "ANTHROPIC_BASE_URL": self.anthropic_base_url,
+            "ANTHROPIC_API_KEY": self.api_key,
+            "AGENTBUS_OFF_SLOTS": ",".join(sorted(self.off_slots)),
+            "AGENTBUS_TASK_ID": self.task_id,
+        }
+
+    async def aclose(self) -> None:
+        """Close the SDK clients made for this episode (their connection pools)."""
+        for client in self._clients.values():
+            try:
+                await client.close()
+            except Exception:
+                pass
+        self._clients.clear()
+
+
+__all__ = ["AgentContext"]

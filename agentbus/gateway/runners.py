@@ -1,0 +1,272 @@
+"""The three ways an external agent runs: in process, as a command, as an HTTP service.
+
+Each runner turns (task, :class:`AgentContext`) into the agent's result dict.
+An agent that crashes, runs past its time limit or prints no result ends its
+episode as a task failure (:class:`AgentFailed`, reward 0, the reason kept in
+the record). A service that cannot be reached is an infrastructure failure:
+the episode is retried, not counted.
+
+A command agent gets a clean environment: the variables of
+:data:`PASSED_ENV` (PATH, HOME, locale...) and the gateway's, nothing else, so
+no provider key in agentbus's own environment can reach it. Each command runs
+in its own process group; on its time limit (or when the episode is cancelled)
+the whole group is killed, children included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import os
+import shlex
+import signal
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+import aiohttp
+import anyio
+import orjson
+
+from agentbus.errors import InfraError, UserError
+from agentbus.gateway.context import AgentContext
+from agentbus.gateway.scorers import load_callable
+
+#: variables a command agent inherits from agentbus's environment (all others are dropped)
+PASSED_ENV: tuple[str, ...] = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "NODE_PATH",
+    "SYSTEMROOT",
+)
+
+#: how much of a failed command's stderr the record keeps
+STDERR_TAIL = 2000
+
+
+class AgentFailed(Exception):
+    """The agent produced no usable result; the episode is a task failure."""
+
+
+class AgentRunner(Protocol):
+    """Runs one episode of the agent."""
+
+    label: str
+
+    async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
+def _result(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise AgentFailed(f"{where} returned {type(value).__name__}, not a result object")
+    if "answer" not in value and "reward" not in value:
+        raise AgentFailed(f"{where}'s result has neither 'answer' nor 'reward'")
+    return dict(value)
+
+
+class CallableAgent:
+    """``--agent MODULE:FUNC``: ``async def FUNC(task, ctx) -> dict`` in this process."""
+
+    def __init__(self, name: str, time_limit_s: float | None = None) -> None:
+        self.fn = load_callable(name, "--agent")
+        if not inspect.iscoroutinefunction(self.fn):
+            raise UserError(f"--agent {name!r}: must be an async function (async def)")
+        self.label = name
+        self.time_limit_s = time_limit_s
+
+    async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
+        limit = self.time_limit_s if self.time_limit_s is not None else float("inf")
+        try:
+            with anyio.fail_after(limit):
+                value = await self.fn(task, ctx)
+        except TimeoutError:
+            raise AgentFailed(f"agent ran past its time limit of {limit:g}s") from None
+        except (AgentFailed, InfraError):
+            raise
+        except Exception as exc:
+            raise AgentFailed(f"agent raised {type(exc).__name__}: {exc}") from None
+        finally:
+            with anyio.CancelScope(shield=True):
+                await ctx.aclose()
+        return _result(value, self.label)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def last_json_object(text: str) -> dict[str, Any] | None:
+    """The last non-empty line of ``text`` that parses as a JSON object."""
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def child_env(ctx: AgentContext, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The command's environment: :data:`PASSED_ENV` from ``base`` plus the gateway's."""
+    source = os.environ if base is None else base
+    env = {k: source[k] for k in PASSED_ENV if k in source}
+    env.update(ctx.env())
+    return env
+
+
+class CommandAgent:
+    """``--agent-cmd CMD``: one process per episode, task JSON in, result JSON out."""
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        time_limit_s: float = 300.0,
+        max_processes: int = 16,
+        cwd: Path | None = None,
+    ) -> None:
+        try:
+            self.argv = shlex.split(command)
+        except ValueError as exc:
+            raise UserError(f"--agent-cmd {command!r}: {exc}") from None
+        if not self.argv:
+            raise UserError("--agent-cmd is empty")
+        self.label = command
+        self.time_limit_s = time_limit_s
+        self.cwd = cwd
+        self.limiter = anyio.CapacityLimiter(max_processes)
+        self.started = 0
+
+    async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
+        async with self.limiter:
+            return await self._run(task, ctx)
+
+    async def _run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=child_env(ctx),
+                cwd=self.cwd,
+                start_new_session=True,  # its own process group, killed as one
+            )
+        except OSError as exc:
+            raise AgentFailed(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
+        self.started += 1
+        try:
+            with anyio.fail_after(self.time_limit_s):
+                out, err = await proc.communicate(orjson.dumps(task) + b"\n")
+        except TimeoutError:
+            raise AgentFailed(
+                f"agent command ran past its time limit of {self.time_limit_s:g}s; killed"
+            ) from None
+        finally:
+            if proc.returncode is None:
+                _kill_group(proc.pid)
+                with anyio.CancelScope(shield=True):
+                    await proc.wait()
+            else:
+                _kill_group(proc.pid)  # children it left behind
+        stdout = out.decode(errors="replace")
+        if proc.returncode != 0:
+            tail = err.decode(errors="replace")[-STDERR_TAIL:].strip()
+            raise AgentFailed(
+                f"agent command exited with status {proc.returncode}"
+                + (f": {tail}" if tail else "")
+            )
+        value = last_json_object(stdout)
+        if value is None:
+            raise AgentFailed("agent command printed no JSON object line on stdout")
+        return _result(value, "agent command")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+class HttpAgent:
+    """``--agent-url URL``: POST the task and the credentials, read the result JSON."""
+
+    def __init__(self, url: str, *, time_limit_s: float = 300.0) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise UserError(f"--agent-url {url!r}: expected an http:// or https:// URL")
+        self.url = url
+        self.label = url
+        self.time_limit_s = time_limit_s
+        self._session: aiohttp.ClientSession | None = None
+
+    async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),
+                timeout=aiohttp.ClientTimeout(total=self.time_limit_s),
+            )
+        body = {
+            "task": task,
+            "base_url": ctx.base_url,
+            "anthropic_base_url": ctx.anthropic_base_url,
+            "api_key": ctx.api_key,
+            "off_slots": sorted(ctx.off_slots),
+        }
+        try:
+            async with self._session.post(
+                self.url, data=orjson.dumps(body), headers={"Content-Type": "application/json"}
+            ) as response:
+                raw = await response.read()
+                status = response.status
+        except TimeoutError:
+            raise AgentFailed(
+                f"agent service ran past its time limit of {self.time_limit_s:g}s"
+            ) from None
+        except aiohttp.ClientError as exc:
+            raise InfraError(f"agent service {self.url} unreachable: {exc}") from None
+        if status >= 500 and status != 500:
+            raise InfraError(f"agent service {self.url} answered HTTP {status}")
+        if status != 200:
+            raise AgentFailed(
+                f"agent service answered HTTP {status}: {raw[:300].decode(errors='replace')}"
+            )
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise AgentFailed("agent service answered with invalid JSON") from None
+        return _result(value, "agent service")
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+__all__ = [
+    "PASSED_ENV",
+    "AgentFailed",
+    "AgentRunner",
+    "CallableAgent",
+    "CommandAgent",
+    "HttpAgent",
+    "child_env",
+    "last_json_object",
+]

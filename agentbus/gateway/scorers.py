@@ -1,0 +1,158 @@
+"""Scorers: how an external agent's ``{"answer": ...}`` becomes a reward.
+
+Built in: ``exact`` (same text after trimming and case-folding), ``contains``
+(the expected answer appears in the agent's), ``numeric`` (the same number:
+``0.5``, ``1/2``, ``50%``, ``1,000`` and ``$3`` read as numbers, relative
+tolerance 1e-6), ``regex`` (the task's ``answer`` is a pattern that must match
+somewhere in the agent's answer). ``MODULE:FUNC`` names the user's own
+``FUNC(result, task) -> float | bool | dict`` (``task`` includes ``answer``;
+a dict gives ``reward`` and optionally ``success``). A result carrying its
+own ``reward`` is taken as it is and needs no scorer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import re
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from agentbus.errors import UserError
+
+Scorer = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
+
+BUILTIN = ("exact", "contains", "numeric", "regex")
+
+
+def _text(value: Any) -> str:
+    return " ".join(str(value).split()).casefold() if value is not None else ""
+
+
+def exact(result: Mapping[str, Any], task: Mapping[str, Any]) -> bool:
+    return _text(result.get("answer")) == _text(task.get("answer"))
+
+
+def contains(result: Mapping[str, Any], task: Mapping[str, Any]) -> bool:
+    expected = _text(task.get("answer"))
+    return bool(expected) and expected in _text(result.get("answer"))
+
+
+_NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
+
+
+def parse_number(value: Any) -> float | None:
+    """A number from an answer: ``3``, ``-0.25``, ``1/2``, ``50%``, ``1,000``, ``$3``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value).strip().replace(",", "").replace("$", "").replace(" ", "")
+    if text.endswith("%"):
+        inner = parse_number(text[:-1])
+        return None if inner is None else inner / 100
+    if text.count("/") == 1:
+        num, den = text.split("/")
+        if _NUMBER.match(num) and _NUMBER.match(den):
+            try:
+                return float(Fraction(num) / Fraction(den))
+            except (ZeroDivisionError, ValueError):
+                return None
+    return float(text) if _NUMBER.match(text) else None
+
+
+def numeric(result: Mapping[str, Any], task: Mapping[str, Any]) -> bool:
+    got, want = parse_number(result.get("answer")), parse_number(task.get("answer"))
+    if got is None or want is None:
+        return False
+    return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
+
+
+def regex(result: Mapping[str, Any], task: Mapping[str, Any]) -> bool:
+    pattern = task.get("answer")
+    if not isinstance(pattern, str):
+        return False
+    try:
+        return re.search(pattern, str(result.get("answer", ""))) is not None
+    except re.error:
+        return False
+
+
+_BUILTINS: dict[str, Scorer] = {
+    "exact": exact,
+    "contains": contains,
+    "numeric": numeric,
+    "regex": regex,
+}
+
+
+def load_scorer(name: str) -> Scorer:
+    """A built-in scorer by name, or ``MODULE:FUNC`` imported (one-line UserError otherwise)."""
+    if name in _BUILTINS:
+        return _BUILTINS[name]
+    fn = load_callable(name, "--scorer", f"or one of {', '.join(BUILTIN)}")
+    return fn
+
+
+def load_callable(name: str, flag: str, alternatives: str = "") -> Any:
+    """``MODULE:FUNC`` -> the object; every failure is one clear line naming ``flag``."""
+    module_name, sep, attr = name.partition(":")
+    if not sep or not module_name or not attr:
+        tail = f" {alternatives}" if alternatives else ""
+        raise UserError(f"{flag} {name!r}: expected MODULE:FUNC{tail}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise UserError(
+            f"{flag} {name!r}: cannot import {module_name!r}: {type(exc).__name__}: {exc}"
+        ) from None
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise UserError(f"{flag} {name!r}: {module_name!r} has no {attr!r}")
+    if not callable(obj):
+        raise UserError(f"{flag} {name!r}: {attr!r} is not callable")
+    return obj
+
+
+def verdict(
+    result: Mapping[str, Any], task: Mapping[str, Any], scorer: Scorer | None
+) -> tuple[float, bool, str]:
+    """(reward, success, how) for one result: its own reward, else the scorer's.
+
+    ``success`` defaults to a full reward. A reward outside [0, 1] is clipped;
+    a scorer that raises scores 0 (the reason is kept in the record).
+    """
+    if "reward" in result:
+        reward = _reward(result["reward"])
+        success = bool(result.get("success", reward >= 1.0))
+        return reward, success, "result"
+    if scorer is None:
+        scorer = exact
+    try:
+        value = scorer(result, task)
+        if inspect.isawaitable(value):
+            raise TypeError("the scorer must be a plain function, not a coroutine")
+    except Exception as exc:
+        return 0.0, False, f"scorer failed: {type(exc).__name__}: {exc}"
+    if isinstance(value, Mapping):
+        reward = _reward(value.get("reward", 0.0))
+        return reward, bool(value.get("success", reward >= 1.0)), "scorer"
+    reward = _reward(value)
+    return reward, reward >= 1.0, "scorer"
+
+
+def _reward(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    if math.isnan(number):
+        return 0.0
+    return min(1.0, max(0.0, number))
+
+
+__all__ = ["BUILTIN", "Scorer", "load_callable", "load_scorer", "parse_number", "verdict"]

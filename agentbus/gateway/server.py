@@ -1,0 +1,321 @@
+"""The module gateway: an OpenAI- and Anthropic-compatible server in front of the router.
+
+It listens on loopback only. Each episode registers a :class:`Session` and
+hands its agent the session's token as API key and ``/e/<sid>/v1`` as base
+URL (the plain ``/v1`` works too: the token alone finds the episode). A call's
+``model`` names the module; the session maps it to a slot, the slot's model in
+this coalition and the episode's metered client of that model, so the call
+goes through the router exactly like a native module's (cache and shared
+calls, replicas, pacing, retries, per-slot usage). The provider keys stay in
+the router's backends; nothing the gateway sends back carries one.
+
+When the upstream model is the simulator (``sim:``), the gateway adds which
+task and module the call belongs to (``agentbus_gateway`` in the request), so
+the simulator's generic gateway model (:mod:`agentbus.sim.gateway_model`) can
+answer with known skill: the prompt is the user's and names neither.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+import structlog
+from aiohttp import web
+
+from agentbus.errors import ContextOverflow, InfraError, UserError
+from agentbus.gateway.context import AgentContext
+from agentbus.gateway.messages import GatewayAnswer, GatewayRequest
+from agentbus.gateway.session import Refused, Session
+from agentbus.gateway.wire import (
+    BadRequest,
+    ChatCall,
+    anthropic_error,
+    anthropic_response,
+    anthropic_stream,
+    openai_error,
+    openai_response,
+    openai_stream,
+    parse_anthropic,
+    parse_openai,
+)
+from agentbus.llm.types import Completion
+
+log = structlog.get_logger(__name__)
+
+SENDER = "gateway"
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(data), status=status, content_type="application/json")
+
+
+class Gateway:
+    """The gateway server of one run; :meth:`open` and :meth:`close` bracket each episode."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, temperature: float = 0.0) -> None:
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise UserError(f"the gateway listens on loopback only, not {host!r}")
+        self.host = host
+        self.port = port
+        #: sampling temperature for calls that do not set one (the run's, so calls are shared)
+        self.temperature = temperature
+        self.sessions: dict[str, Session] = {}
+        self.root_url = ""
+        self.calls = 0
+        self._runner: web.AppRunner | None = None
+        self.app = self._build()
+
+    def _build(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        for prefix in ("", "/e/{sid}"):
+            app.router.add_post(prefix + "/v1/chat/completions", self.chat)
+            app.router.add_post(prefix + "/v1/messages", self.messages)
+            app.router.add_post(prefix + "/v1/responses", self.responses)
+            app.router.add_get(prefix + "/v1/models", self.models)
+            app.router.add_get(prefix + "/v1/models/{model}", self.model)
+        return app
+
+    # -- lifecycle ------------------------------------------------------------
+    async def start(self) -> str:
+        """Listen on loopback (port 0: a free one); returns the root URL."""
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=4096)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        port = sockets[0].getsockname()[1] if sockets else self.port
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.port = port
+        self.root_url = f"http://{host}:{port}"
+        log.info("gateway.started", url=self.root_url)
+        return self.root_url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> Gateway:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def open(self, session: Session) -> AgentContext:
+        """Register an episode; the context carries its URLs and token."""
+        self.sessions[session.token] = session
+        episode_root = f"{self.root_url}/e/{session.sid}"
+        return AgentContext(
+            task_id=session.task_id,
+            base_url=f"{episode_root}/v1",
+            anthropic_base_url=episode_root,
+            api_key=session.token,
+            off_slots=session.off,
+        )
+
+    def close(self, session: Session) -> None:
+        """The episode is over: its token stops working at once."""
+        self.sessions.pop(session.token, None)
+
+    # -- requests ---------------------------------------------------------------
+    def _session(self, request: web.Request) -> Session | None:
+        token = request.headers.get("x-api-key")
+        if token is None:
+            auth = request.headers.get("Authorization", "")
+            if auth[:7].lower() == "bearer ":
+                token = auth[7:].strip()
+        if not token:
+            return None
+        session = self.sessions.get(token)
+        if session is None:
+            return None
+        sid = request.match_info.get("sid")
+        if sid is not None and sid != session.sid:
+            return None
+        return session
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._call(request, "openai")
+
+    async def messages(self, request: web.Request) -> web.StreamResponse:
+        return await self._call(request, "anthropic")
+
+    async def responses(self, request: web.Request) -> web.StreamResponse:
+        if self._session(request) is None:
+            return self._unauthorized("openai")
+        return _json(
+            openai_error(
+                "this gateway serves the chat completions API (/v1/chat/completions) and "
+                "the Anthropic Messages API (/v1/messages), not the Responses API; set your "
+                "client to chat completions (OpenAI Agents SDK: "
+                "set_default_openai_api('chat_completions'))",
+                "not_implemented",
+            ),
+            501,
+        )
+
+    async def models(self, request: web.Request) -> web.StreamResponse:
+        session = self._session(request)
+        if session is None:
+            return self._unauthorized("openai")
+        names = [s for s in session.all_slots if s not in session.off]
+        return _json(
+            {
+                "object": "list",
+                "data": [
+                    {"id": n, "object": "model", "created": 0, "owned_by": "agentbus"}
+                    for n in names
+                ],
+            }
+        )
+
+    async def model(self, request: web.Request) -> web.StreamResponse:
+        session = self._session(request)
+        if session is None:
+            return self._unauthorized("openai")
+        name = request.match_info["model"]
+        if name not in session.slots and session.fallback is None:
+            return _json(openai_error(f"no module {name!r} in this run", "not_found"), 404)
+        return _json({"id": name, "object": "model", "created": 0, "owned_by": "agentbus"})
+
+    def _unauthorized(self, api: str) -> web.Response:
+        message = (
+            "unknown or expired episode token: use the API key agentbus gave this "
+            "episode (OPENAI_API_KEY / ANTHROPIC_API_KEY), valid only while it runs"
+        )
+        if api == "anthropic":
+            return _json(anthropic_error(message, "authentication_error"), 401)
+        return _json(openai_error(message, "authentication_error", "invalid_api_key"), 401)
+
+    @staticmethod
+    def _error(api: str, status: int, message: str, kind: str) -> web.Response:
+        if api == "anthropic":
+            return _json(anthropic_error(message, kind), status)
+        return _json(openai_error(message, kind), status)
+
+    async def _call(self, request: web.Request, api: str) -> web.StreamResponse:
+        session = self._session(request)
+        if session is None:
+            return self._unauthorized(api)
+        try:
+            body = orjson.loads(await request.read())
+            parse = parse_anthropic if api == "anthropic" else parse_openai
+            call = parse(body, self.temperature)
+        except orjson.JSONDecodeError:
+            return self._error(api, 400, "the body is not valid JSON", "invalid_request_error")
+        except BadRequest as exc:
+            return self._error(api, 400, str(exc), "invalid_request_error")
+        try:
+            route = session.route(call.module)
+        except Refused as exc:
+            await self._publish_refusal(session, call, api, str(exc))
+            return self._error(api, exc.status, str(exc), exc.kind)
+        params = call.params
+        if route.model.startswith("sim:"):  # the generic gateway model needs task and module
+            hint = {"task": session.task_id, "module": call.module}
+            params = params.model_copy(update={"extra": {**params.extra, "agentbus_gateway": hint}})
+        session.calls += 1
+        self.calls += 1
+        number = session.calls
+        await self._publish(
+            session,
+            GatewayRequest(
+                call=number,
+                module=call.module,
+                slot=route.slot,
+                model=route.model,
+                api=api,
+                messages=[dict(m) for m in call.messages],
+                tools=call.tools,
+                stream=call.stream,
+            ),
+        )
+        stats = session.stats(call.module)
+        started = time.perf_counter()
+        try:
+            result = await route.llm.complete(call.messages, params)
+        except InfraError as exc:
+            session.infra_error = session.infra_error or str(exc)
+            await self._answer_error(session, call, route.slot, route.model, number, str(exc))
+            return self._error(api, 502, f"upstream model failed: {exc}", "api_error")
+        except ContextOverflow as exc:
+            await self._answer_error(session, call, route.slot, route.model, number, str(exc))
+            return self._error(api, 400, str(exc), "context_length_exceeded")
+        stats.calls += 1
+        stats.prompt_tokens += result.prompt_tokens
+        stats.completion_tokens += result.completion_tokens
+        stats.latency_s += time.perf_counter() - started
+        await self._publish(
+            session,
+            GatewayAnswer(
+                call=number,
+                module=call.module,
+                slot=route.slot,
+                model=route.model,
+                text=result.text,
+                tool_calls=[c.model_dump() for c in result.tool_calls],
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+                latency_s=result.latency_s,
+                cached=result.cached,
+            ),
+        )
+        return self._reply(api, call, result)
+
+    @staticmethod
+    def _reply(api: str, call: ChatCall, result: Completion) -> web.Response:
+        if call.stream:
+            body = (
+                anthropic_stream(call.module, result)
+                if api == "anthropic"
+                else openai_stream(call.module, result, call.include_usage)
+            )
+            return web.Response(
+                body=body,
+                content_type="text/event-stream",
+                headers={"Cache-Control": "no-cache"},
+            )
+        if api == "anthropic":
+            return _json(anthropic_response(call.module, result))
+        return _json(openai_response(call.module, result))
+
+    async def _publish(self, session: Session, msg: GatewayRequest | GatewayAnswer) -> None:
+        bus = session.bus
+        if bus is None:
+            return
+        try:
+            await bus.publish(msg, SENDER)
+        except Exception:  # the episode ended while the call was in flight
+            pass
+
+    async def _answer_error(
+        self,
+        session: Session,
+        call: ChatCall,
+        slot: str | None,
+        model: str,
+        number: int,
+        error: str,
+    ) -> None:
+        await self._publish(
+            session,
+            GatewayAnswer(call=number, module=call.module, slot=slot, model=model, error=error),
+        )
+
+    async def _publish_refusal(
+        self, session: Session, call: ChatCall, api: str, error: str
+    ) -> None:
+        session.calls += 1
+        await self._publish(
+            session, GatewayAnswer(call=session.calls, module=call.module, error=error)
+        )
+
+
+__all__ = ["Gateway"]

@@ -1,0 +1,124 @@
+"""One episode's registration with the gateway: its token, its modules and what they did.
+
+The token is the only thing that finds an episode: a request with a token the
+gateway does not hold (never issued, or its episode has ended) is refused. A
+request's ``model`` field names the module; :meth:`Session.route` maps it to
+the slot of the same name and that slot's model in this episode's coalition,
+refuses it when the slot is switched off, and sends a module that is no slot
+to the run's fallback model or refuses it, as configured.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentbus.bus import Bus
+from agentbus.llm.types import LLM
+
+
+@dataclass
+class Route:
+    """Where one module's call goes: its slot (None for the fallback), model and client."""
+
+    module: str
+    slot: str | None
+    model: str
+    llm: LLM
+
+
+class Refused(Exception):
+    """A call the gateway will not make; the message is what the agent reads."""
+
+    def __init__(self, message: str, status: int, kind: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+
+
+@dataclass
+class ModuleStats:
+    """Calls, tokens and time of one module in one episode (discovery and the record)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    refused: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_s": round(self.latency_s, 4),
+            "refused": self.refused,
+        }
+
+
+@dataclass
+class Session:
+    """An episode while its agent runs: token, routes, bus and per-module statistics."""
+
+    episode_id: str
+    task_id: str
+    #: slot -> (model spec, metered client) for every slot that is on in this episode
+    slots: dict[str, tuple[str, LLM]]
+    off: frozenset[str]
+    bus: Bus | None = None
+    #: model and client for modules that are no slot (None: refuse them)
+    fallback: tuple[str, LLM] | None = None
+    #: every slot of the agent, on or off (for messages naming what exists)
+    all_slots: tuple[str, ...] = ()
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    sid: str = field(default_factory=lambda: secrets.token_hex(6))
+    modules: dict[str, ModuleStats] = field(default_factory=dict)
+    #: the first infrastructure failure of a call (the episode does not count then)
+    infra_error: str | None = None
+    calls: int = 0
+
+    def stats(self, module: str) -> ModuleStats:
+        found = self.modules.get(module)
+        if found is None:
+            found = self.modules[module] = ModuleStats()
+        return found
+
+    def route(self, module: str) -> Route:
+        """The slot and model for ``module``, or :class:`Refused` with the reason."""
+        slot = self.slots.get(module)
+        if slot is not None:
+            return Route(module, module, slot[0], slot[1])
+        if module in self.off:
+            self.stats(module).refused += 1
+            raise Refused(
+                f"module {module!r} is switched off in this episode; "
+                "the agent must do without it (its off modules are in AGENTBUS_OFF_SLOTS)",
+                403,
+                "module_off",
+            )
+        if self.fallback is not None:
+            return Route(module, None, self.fallback[0], self.fallback[1])
+        self.stats(module).refused += 1
+        known = ", ".join(self.all_slots) or "none"
+        raise Refused(
+            f"model {module!r} names no module of this run (modules: {known}); set the "
+            "component's model name to one of them, or give the run a fallback model "
+            "for unmapped modules (--unmapped MODEL)",
+            404,
+            "unknown_module",
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """Per-module statistics for the episode's record (``details.gateway``)."""
+        out: dict[str, Any] = {"modules": {m: s.to_dict() for m, s in self.modules.items()}}
+        refused = {m: s.refused for m, s in self.modules.items() if s.refused}
+        if refused:
+            out["refused"] = refused
+        unmapped = sorted(m for m in self.modules if m not in self.slots and m not in self.off)
+        if unmapped:
+            out["unmapped"] = unmapped
+        return out
+
+
+__all__ = ["ModuleStats", "Refused", "Route", "Session"]

@@ -1,0 +1,172 @@
+"""The simulator's generic model for gateway agents: known skill per module, any prompt.
+
+A gateway agent's prompts are its own, so the simulator cannot read the task
+or the role from them as it does for agentbus's modules. The gateway tells it
+instead: when the upstream is ``sim:``, each request carries
+``agentbus_gateway = {"task": TASK_ID, "module": MODULE}``. The generic model
+then answers:
+
+* **Skill.** The module name picks the profile skill it is drawn with
+  (:data:`MODULE_SKILLS`: ``planner`` -> planning, ``solver`` -> reasoning,
+  ``critic`` -> reflection, ``executor`` -> action, ...; any other name ->
+  ``other``). ``p = skill.base``: no upstream signal and no difficulty, so a
+  module's answers are independent Bernoulli(p) draws and the truth of an
+  agent follows from its own logic alone.
+* **Verdict.** ``correct ~ Bernoulli(p)``, drawn from the request's random
+  stream (fixed by model and prompt at temperature 0, as for every sim
+  answer, so identical calls in different coalitions share their answer).
+* **Text.** A few neutral sentences (about ``skill.tokens`` tokens, so
+  verbosity and serving time still differ between profiles), then one last
+  line ``ANSWER: <value>``: the task's ``answer`` when correct; when wrong, a
+  different value (a number off by a random amount up to a million for a
+  numeric answer, else ``guess-<random>``), so two wrong answers agree with
+  probability about 1e-6, which the truth computations treat as 0.
+
+A request whose task the simulator does not hold gets a generic text without
+an answer line. Tool offers are ignored by this model (it answers in text).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentbus.environment import Task
+from agentbus.llm.types import ChatMessage, SamplingParams
+from agentbus.sim.expert import Verdict
+from agentbus.sim.profiles import Profile
+
+if TYPE_CHECKING:
+    from agentbus.sim.model import SimAnswer
+
+#: the request field the gateway fills in
+HINT = "agentbus_gateway"
+
+#: module name (lower case) -> the profile skill its answers are drawn with
+MODULE_SKILLS: dict[str, str] = {
+    "planner": "planning",
+    "planning": "planning",
+    "plan": "planning",
+    "solver": "reasoning",
+    "reasoner": "reasoning",
+    "reasoning": "reasoning",
+    "thinker": "reasoning",
+    "critic": "reflection",
+    "reflection": "reflection",
+    "reviewer": "reflection",
+    "verifier": "reflection",
+    "checker": "reflection",
+    "action": "action",
+    "actor": "action",
+    "executor": "action",
+    "tool": "action",
+}
+
+_SENTENCES = (
+    "Let me restate the task in my own words first.",
+    "The given facts constrain the result, so I work from them.",
+    "Checking each step against the statement avoids slips.",
+    "A simple approach is easiest to verify.",
+    "I keep the intermediate results short and exact.",
+    "Before answering I compare the result with what was asked.",
+)
+
+
+def module_skill(module: str) -> str:
+    """The profile skill a module's answers are drawn with (``other`` when unknown)."""
+    return MODULE_SKILLS.get(module.strip().lower(), "other")
+
+
+def probability(profile: Profile, module: str) -> float:
+    """P(correct) of ``profile`` for ``module``: the base of the skill the name maps to."""
+    return profile.skill(module_skill(module)).base
+
+
+def wrong_answer(answer: Any, rng: random.Random) -> str:
+    """A value different from ``answer`` (see the module docstring)."""
+    text = str(answer).strip()
+    try:
+        number = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            return f"guess-{rng.randrange(1, 10**9)}"
+        return repr(value + rng.randrange(1, 10**6) * rng.choice((-1, 1)))
+    return str(number + rng.randrange(1, 10**6) * rng.choice((-1, 1)))
+
+
+def hint_of(params: SamplingParams) -> Mapping[str, Any] | None:
+    hint = params.extra.get(HINT)
+    return hint if isinstance(hint, Mapping) else None
+
+
+def answer_text(
+    profile: Profile,
+    hint: Mapping[str, Any],
+    task: Task | None,
+    rng: random.Random,
+    draws: random.Random,
+) -> tuple[str, Verdict | None, float | None]:
+    """The answer's text, verdict and P(correct) for one gateway request."""
+    module = str(hint.get("module", ""))
+    skill = profile.skill(module_skill(module))
+    words: list[str] = []
+    length = 0
+    target = int(skill.tokens * rng.uniform(0.7, 1.3)) * 4
+    while length < target:
+        sentence = rng.choice(_SENTENCES)
+        words.append(sentence)
+        length += len(sentence) + 1
+    body = " ".join(words)
+    if task is None or "answer" not in task.hidden:
+        return body, None, None
+    p = skill.base
+    correct = draws.random() < p
+    truth = task.hidden["answer"]
+    value = str(truth) if correct else wrong_answer(truth, rng)
+    return f"{body}\nANSWER: {value}", Verdict(correct=correct, malformed=False), p
+
+
+def gateway_answer(
+    tasks: Mapping[str, Task],
+    coupled: bool,
+    profile: Profile,
+    hint: Mapping[str, Any],
+    messages: Sequence[ChatMessage],
+    params: SamplingParams,
+) -> SimAnswer:
+    """The whole answer to one gateway request (the simulator's ``generate`` for it)."""
+    from agentbus.sim.model import SimAnswer, count_tokens, make_rng, prompt_tokens
+
+    rng = make_rng(profile.name, messages, params)
+    draws = make_rng(None, messages, params) if coupled else rng
+    task = tasks.get(str(hint.get("task", "")))
+    text, verdict, p = answer_text(profile, hint, task, rng, draws)
+    finish = "stop"
+    if count_tokens(text) > params.max_tokens:
+        text, finish = text[: params.max_tokens * 4], "length"
+    return SimAnswer(
+        text=text,
+        prompt_tokens=prompt_tokens(messages),
+        completion_tokens=max(1, count_tokens(text)),
+        finish_reason=finish,
+        role=str(hint.get("module", "")),
+        profile=profile.name,
+        task_id=None if task is None else task.id,
+        verdict=verdict,
+        p_correct=p,
+    )
+
+
+__all__ = [
+    "HINT",
+    "MODULE_SKILLS",
+    "answer_text",
+    "gateway_answer",
+    "hint_of",
+    "module_skill",
+    "probability",
+    "wrong_answer",
+]
