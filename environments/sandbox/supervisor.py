@@ -37,7 +37,11 @@ RUNNER = r"""__ab_mode=$1; __ab_cmd=$2; shift 2
 if [ "$__ab_mode" = s ]; then
   { [ -f /run/ab/cwd ] && cd "$(cat /run/ab/cwd)" || cd /root; } 2>/dev/null
   { [ -f /run/ab/env ] && . /run/ab/env; } 2>/dev/null
-  trap '{ [ -p /run/ab/cwd ] || pwd > /run/ab/cwd; [ -p /run/ab/env ] || export -p > /run/ab/env; } 2>/dev/null' EXIT
+  __ab_save() {
+    [ -p /run/ab/cwd ] || pwd > /run/ab/cwd
+    [ -p /run/ab/env ] || export -p > /run/ab/env
+  }
+  trap '__ab_save 2>/dev/null' EXIT
 else
   cd /root
 fi
