@@ -39,7 +39,7 @@ class ActionActor(PrafModule):
         answer = await self.ask(
             [
                 ("Plan", self.view.plan),
-                ("History", self.view.history()),
+                ("History", self.history()),
                 ("Current thought", msg.text),
             ],
             REQUEST,

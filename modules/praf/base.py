@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
-from agentbus import Actor, Message, Observation, TaskStarted, on
+from agentbus import Actor, Message, Observation, SamplingParams, TaskStarted, on
 from modules.praf.prompt import build
 from modules.praf.view import EpisodeView
 
@@ -19,6 +19,12 @@ class PrafModule(Actor):
 
     role: ClassVar[str] = "other"
     instructions: ClassVar[str] = ""
+    #: where the model's answer is cut: the lines the environment writes, so a
+    #: model that runs on cannot put its own "Feedback:" into its answer
+    stop: ClassVar[tuple[str, ...]] = ("\nFeedback:", "\nObservation:")
+    #: prompt tokens the history may take (None: all of it); the oldest rounds
+    #: go first, so a long episode fits a small context window (docs/real-models.md)
+    history_budget_tokens: ClassVar[int | None] = None
 
     def __init__(self) -> None:
         self.view = EpisodeView()
@@ -35,8 +41,12 @@ class PrafModule(Actor):
     async def ask(self, items: Iterable[tuple[str, str]], request: str) -> str:
         """Call this module's model on a contract-shaped prompt; returns the text."""
         messages = build(self.role, self.instructions, self.view, items, request)
-        completion = await self.llm.complete(messages)
+        completion = await self.llm.complete(messages, SamplingParams(stop=self.stop))
         return completion.text.strip()
+
+    def history(self) -> str:
+        """The finished rounds as this module shows them (within its history budget)."""
+        return self.view.history(self.history_budget_tokens)
 
 
 __all__ = ["PrafModule"]

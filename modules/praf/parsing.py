@@ -5,6 +5,21 @@ forget the fence, or prefix the action with ``Action:``. The action module
 accepts all of those; only an answer from which no action can be read at all
 becomes an invalid step (never an exception), so a sloppy model loses a round
 instead of crashing the episode.
+
+Real small models (SmolLM2-135M, Qwen2.5-Coder-0.5B through llama.cpp; the
+recorded answers are in tests/data/real_answers/) add three ways to go wrong
+that a first-fenced-block rule reads as an action:
+
+* several fenced blocks, the first in another language (a ```latex block of
+  working before the ```action block): the block tagged with the expected
+  language wins, then an untagged one, then any other tag except the
+  formatting languages in :data:`NOT_ACTIONS`;
+* the instruction echoed back ("... as one ```action``` block"): a fence
+  counts only where a line starts with it, so three backticks in the middle
+  of a sentence open nothing;
+* the prompt's template copied instead of filled in (``<the action>``, or a
+  placeholder of the history such as ``(none)``): such a block is skipped,
+  and an answer that holds nothing else is unparsable.
 """
 
 from __future__ import annotations
@@ -12,9 +27,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_FENCE = re.compile(r"```[ \t]*([\w.+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+#: a fence opens where a line starts with three backticks (after indentation or a
+#: quote mark); it closes at the next three backticks or runs to the end
+_FENCE = re.compile(r"^[ \t>]*```[ \t]*([\w.+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.MULTILINE)
+#: a fence opened and closed on one line: ```git status```
+_ONE_LINE = re.compile(r"^[ \t>]*```[ \t]*([^`\n]+?)[ \t]*```[ \t]*$", re.MULTILINE)
 _ACTION_LINE = re.compile(r"^[ \t>*_#-]*action[ \t*_]*:[ \t*_]*(.*)$", re.IGNORECASE | re.MULTILINE)
 _STEP = re.compile(r"^\s*(?:\d+[.)]|[-*•]|step\s*\d+\s*[:.)])\s+(.+?)\s*$", re.IGNORECASE)
+#: a template slot copied as it stands: <the action>, <command>, [ACTION]
+_PLACEHOLDER = re.compile(r"^(?:<[^<>\n]{1,40}>|\[[A-Z _-]{1,30}\]|\.\.\.|…)$")
+#: what the history shows for a round without a readable action
+NO_ACTION = "(none)"
+
+#: fence tags of formatting, never of an action (a model's working, not its move)
+NOT_ACTIONS: frozenset[str] = frozenset(
+    {"latex", "tex", "math", "katex", "markdown", "md", "mermaid", "html", "css"}
+)
 
 
 @dataclass(frozen=True)
@@ -37,20 +65,75 @@ def _strip_inline(text: str) -> str:
     return text
 
 
-def parse_action(answer: str) -> ParsedAction:
+def is_copy(text: str) -> bool:
+    """Whether ``text`` is a template or a history placeholder rather than an action."""
+    t = text.strip()
+    return (
+        _PLACEHOLDER.match(t) is not None
+        or t == NO_ACTION
+        or t.startswith("(invalid")
+        or t.lower() in ("(no call)", "none", "n/a")
+    )
+
+
+@dataclass(frozen=True)
+class _Block:
+    tag: str
+    body: str
+
+
+def _blocks(answer: str, tag: str) -> list[_Block]:
+    """Fenced blocks of ``answer`` in the order they are tried (see the module docstring)."""
+    found = [
+        (m.start(), _Block(m.group(1).lower(), m.group(2).strip())) for m in _FENCE.finditer(answer)
+    ]
+    spans = [m.span() for m in _FENCE.finditer(answer)]
+    for m in _ONE_LINE.finditer(answer):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
+        body = m.group(1).strip()
+        head, _, rest = body.partition(" ")
+        one_tag = head.lower() if head.lower() == tag and rest else ""
+        found.append((m.start(), _Block(one_tag, rest.strip() if one_tag else body)))
+    found.sort(key=lambda item: item[0])
+    blocks = [b for _, b in found]
+
+    def rank(b: _Block) -> int:
+        if b.tag == tag:
+            return 0
+        return 1 if not b.tag else 2
+
+    return sorted((b for b in blocks if b.tag not in NOT_ACTIONS), key=rank) + [
+        b for b in blocks if b.tag in NOT_ACTIONS
+    ]
+
+
+def parse_action(answer: str, tag: str = "action") -> ParsedAction:
     """Read the action from a model answer.
 
-    Tried in order: the first fenced block (any language tag, or none; an
-    unclosed fence runs to the end), the text after an ``Action:`` label (up
-    to the next blank line), the whole answer when it is a single line.
+    Tried in order: a fenced block (the one tagged ``tag`` first, then an
+    untagged one, then another tag; an unclosed fence runs to the end), the
+    text after an ``Action:`` label (up to the next blank line), the whole
+    answer when it is a single line. Blocks in a formatting language
+    (:data:`NOT_ACTIONS`), empty blocks and copied templates are skipped.
     """
     if not answer or not answer.strip():
         return ParsedAction(None, "the answer is empty")
-    fence = _FENCE.search(answer)
-    if fence is not None:
-        body = fence.group(2).strip("\n")
-        if body.strip():
-            return ParsedAction(body.strip())
+    blocks = _blocks(answer, tag.lower())
+    for block in blocks:
+        if block.tag in NOT_ACTIONS:
+            break
+        if block.body and not is_copy(block.body):
+            return ParsedAction(block.body)
+    if blocks:
+        if any(b.body and is_copy(b.body) for b in blocks):
+            return ParsedAction(
+                None, "the fenced block repeats the prompt's template instead of an action"
+            )
+        if all(b.tag in NOT_ACTIONS for b in blocks if b.body):
+            if any(b.body for b in blocks):
+                shown = next(b.tag for b in blocks if b.body)
+                return ParsedAction(None, f"the only fenced block is {shown}, not {tag}")
         return ParsedAction(None, "the fenced block is empty")
     label = _ACTION_LINE.search(answer)
     if label is not None:
@@ -61,14 +144,16 @@ def parse_action(answer: str) -> ParsedAction:
                 break
             lines.append(line)
         text = _strip_inline("\n".join(lines).strip())
-        if text:
+        if text and not is_copy(text):
             return ParsedAction(text)
     lines = [ln for ln in answer.strip().splitlines() if ln.strip()]
-    if len(lines) == 1:
-        return ParsedAction(_strip_inline(lines[0]))
+    if len(lines) == 1 and "```" not in lines[0]:
+        text = _strip_inline(lines[0])
+        if text and not is_copy(text):
+            return ParsedAction(text)
     return ParsedAction(
         None,
-        "no action found: expected one ```action``` block, an 'Action:' line, "
+        f"no action found: expected one ```{tag}``` block, an 'Action:' line, "
         "or a single-line answer",
     )
 
@@ -83,4 +168,4 @@ def parse_steps(plan: str) -> list[str]:
     return steps
 
 
-__all__ = ["ParsedAction", "parse_action", "parse_steps"]
+__all__ = ["NOT_ACTIONS", "NO_ACTION", "ParsedAction", "is_copy", "parse_action", "parse_steps"]

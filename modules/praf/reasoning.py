@@ -30,7 +30,7 @@ class ReasoningActor(PrafModule):
         text = await self.ask(
             [
                 ("Plan", self.view.plan),
-                ("History", self.view.history()),
+                ("History", self.history()),
                 ("Latest reflection", self.view.reflection),
             ],
             REQUEST,

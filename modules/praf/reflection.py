@@ -41,7 +41,7 @@ class ReflectionActor(PrafModule):
         text = await self.ask(
             [
                 ("Plan", self.view.plan),
-                ("History", self.view.history()),
+                ("History", self.history()),
                 ("Last step", last.render()),
             ],
             REQUEST,

@@ -64,8 +64,9 @@ class EpisodeView:
         self._round(msg.round).thought = msg.text
 
     def act(self, msg: ActionProposed) -> None:
-        text = msg.text if msg.valid else f"(invalid: {msg.parse_error}) {msg.text}".strip()
-        self._round(msg.round).action = text
+        # no reason or note beside an unreadable action: small models copy whatever
+        # the history shows as their next action; the feedback says it was invalid
+        self._round(msg.round).action = msg.text if msg.valid else "(none)"
 
     def feedback(self, msg: Feedback) -> Round:
         """Close the round the feedback answers; returns it."""
@@ -83,8 +84,29 @@ class EpisodeView:
     def next_round(self) -> int:
         return len(self.rounds) + 1
 
-    def history(self) -> str:
-        return "\n\n".join(r.render() for r in self.rounds)
+    def history(self, budget_tokens: int | None = None) -> str:
+        """The finished rounds; with a budget, only the newest that fit in it.
+
+        ``budget_tokens`` (about four characters a token) keeps a long episode's
+        prompt inside a small context window: the oldest rounds are left out
+        first, and one line says how many, so the prompt degrades instead of
+        overflowing. The newest round is always kept.
+        """
+        rendered = [r.render() for r in self.rounds]
+        if budget_tokens is None or not rendered:
+            return "\n\n".join(rendered)
+        room = budget_tokens * 4
+        kept: list[str] = []
+        for text in reversed(rendered):
+            if kept and room < len(text) + 2:
+                break
+            kept.append(text)
+            room -= len(text) + 2
+        kept.reverse()
+        left_out = len(rendered) - len(kept)
+        if left_out:
+            kept.insert(0, f"({left_out} earlier rounds are not shown)")
+        return "\n\n".join(kept)
 
 
 __all__ = ["EpisodeView", "Round"]
