@@ -27,6 +27,7 @@ from agentbus.runnable import require_runnable
 ADAPTIVE_ONLY: tuple[tuple[str, str], ...] = (
     ("target_halfwidth", "--target-halfwidth"),
     ("max_episodes", "--max-episodes"),
+    ("stop", "--stop"),
 )
 
 
@@ -45,6 +46,22 @@ def _kv(text: str) -> tuple[str, str]:
         raise argparse.ArgumentTypeError(f"expected SLOT=MODULE, got {text!r}")
     key, value = text.split("=", 1)
     return key.strip(), value.strip()
+
+
+def _stop(words: list[str]) -> dict[str, Any]:
+    """``--stop mvp|ranking|halfwidth X`` as config keys (an adaptive run)."""
+    rule, rest = words[0], words[1:]
+    if rule not in ("mvp", "ranking", "halfwidth"):
+        raise UserError(f"--stop {rule}: the rules are mvp, ranking and halfwidth X")
+    out: dict[str, Any] = {"adaptive": True, "stop": rule}
+    if rule == "halfwidth" and len(rest) == 1:
+        try:
+            out["target_halfwidth"] = float(rest[0])
+        except ValueError:
+            raise UserError(f"--stop halfwidth {rest[0]}: X must be a number") from None
+    elif rest:
+        raise UserError(f"--stop {' '.join(words)}: only halfwidth takes a value (halfwidth X)")
+    return out
 
 
 def _vary(text: str) -> tuple[str, str]:
@@ -134,6 +151,18 @@ def parser() -> OneLineParser:
         help="adaptive stop: every 95%% half-width below this, 20 tasks or more in",
     )
     a("--max-episodes", type=int, help="adaptive stop: at most this many episodes")
+    a(
+        "--stop",
+        nargs="+",
+        metavar="RULE",
+        help="adaptive run that stops on: mvp (top slot identified), ranking, or "
+        "halfwidth X (every 95%% half-width below X); implies --adaptive",
+    )
+    a(
+        "--estimator",
+        choices=["auto", "exact", "loo", "permutation", "stratified", "msr", "leverage"],
+        help="how phi is estimated: auto = exact up to 5 slots, msr above (docs/statistics.md)",
+    )
     a("--run-dir", type=Path, help="run directory (resumes if it holds this run)")
     a("--resume", type=Path, metavar="DIR", help="resume the run in DIR with its own config")
     a("--serve", metavar="[HOST:]PORT", help="serve the live dashboard and event stream")
@@ -202,6 +231,7 @@ FLAT_KEYS = (
     "adaptive",
     "target_halfwidth",
     "max_episodes",
+    "estimator",
     "run_dir",
     "serve",
     "token",
@@ -228,6 +258,8 @@ def overrides(ns: argparse.Namespace) -> dict[str, Any]:
         out["modules"] = dict(ns.module)
     if ns.vary:
         out["vary"] = dict(ns.vary)
+    if ns.stop:
+        out.update(_stop(ns.stop))
     llm: dict[str, Any] = {}
     sampling: dict[str, Any] = {}
     if ns.temperature is not None:

@@ -118,6 +118,14 @@ class RunConfig(BaseModel):
     adaptive: bool = False
     target_halfwidth: float = Field(default=0.03, gt=0, lt=1)
     max_episodes: int | None = Field(default=None, ge=1)
+    #: what an adaptive run stops on (docs/statistics.md): every half-width under
+    #: target_halfwidth, the top slot identified, or the whole ranking identified
+    stop: Literal["halfwidth", "mvp", "ranking"] = "halfwidth"
+    #: how phi is estimated (docs/statistics.md): auto = every coalition up to 5
+    #: varied slots, coalitions drawn per task (msr) above
+    estimator: Literal["auto", "exact", "loo", "permutation", "stratified", "msr", "leverage"] = (
+        "auto"
+    )
 
     run_dir: Path | None = None
     serve: str | None = None

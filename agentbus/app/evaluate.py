@@ -29,6 +29,7 @@ from agentbus.app.adaptive import AdaptiveScheduler
 from agentbus.app.best import BestRun
 from agentbus.app.config import RESULT_KEYS, RunConfig
 from agentbus.app.costs import RunCost, cost_markdown, price_table, print_cost
+from agentbus.app.estimation import with_design
 from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory, cell_id
 from agentbus.app.executor import executor_summary, llm_report, open_runtime
 from agentbus.app.pareto import ParetoRun, pareto_phase
@@ -265,7 +266,7 @@ def manifest_of(config: RunConfig) -> dict[str, Any]:
 def prepare(config: RunConfig) -> Prepared:
     """Load tasks, check the plan, open (or resume) the run dir, replay what is there."""
     setup = load_environment(config)
-    plan = make_plan(config, setup.tasks)
+    plan = with_design(make_plan(config, setup.tasks), config.estimator, config.seed)
     varied = plan.varied
     check_models(config)
     check_repeats(config)
@@ -282,6 +283,8 @@ def prepare(config: RunConfig) -> Prepared:
         horizon=float(config.max_episodes or plan.size()) if config.adaptive else None,
         test_models=config.test,
         ordered=True,
+        estimator=config.estimator,
+        stop=config.stop,
     )
     best = BestRun()
     replayed = [r for r in store.records()]
@@ -319,7 +322,8 @@ def tasks_in_flight(config: RunConfig, plan: EvaluationPlan) -> int:
     """
     if config.tasks_in_flight is not None:
         return config.tasks_in_flight
-    block = max(1, len(plan.coalitions) * len(plan.test_models) * plan.repeats)
+    per_task = plan.design_size or len(plan.coalitions)
+    block = max(1, per_task * len(plan.test_models) * plan.repeats)
     per_loop = max(2, min(config.concurrency, 256) // block)
     if config.adaptive:
         per_loop = min(per_loop, ADAPTIVE_TASKS_IN_FLIGHT)
@@ -630,6 +634,7 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         service.everything,
         confidence=service.confidence,
         horizon=service.horizon,
+        estimator=service.estimator_name,
         shift=config.shift,
     )
     results["env"] = config.env

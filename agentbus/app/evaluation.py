@@ -101,6 +101,11 @@ class EvaluationPlan:
     metadata: dict[str, Any] = field(default_factory=dict)
     #: slot -> (default variant, test variant) for slots varied over implementations
     vary: Mapping[str, tuple[Variant, Variant]] = field(default_factory=dict)
+    #: the coalitions one task runs, when a sampled estimator draws them per task
+    #: (agentbus/app/estimation.py); None: every coalition on every task
+    design: Callable[[Task], Sequence[tuple[str, ...]]] | None = None
+    #: episodes per task and test model under ``design``
+    design_size: int = 0
 
     def __post_init__(self) -> None:
         for slot in self.vary:
@@ -168,7 +173,12 @@ class EvaluationPlan:
         return all_coalitions(self.varied)
 
     def size(self) -> int:
-        return len(self.test_models) * len(self.coalitions) * len(self.tasks) * self.repeats
+        per_task = self.design_size if self.design is not None else len(self.coalitions)
+        return len(self.test_models) * per_task * len(self.tasks) * self.repeats
+
+    def task_coalitions(self, task: Task) -> Sequence[tuple[str, ...]]:
+        """The coalitions ``task`` runs: all of them, or the estimator's draw for it."""
+        return self.coalitions if self.design is None else self.design(task)
 
     def cells(self) -> Iterator[tuple[str, tuple[str, ...], Task, int]]:
         """Every (test model, coalition, task, repeat), task-major.
@@ -185,7 +195,7 @@ class EvaluationPlan:
         """The cells of one task block: every repeat, test model and coalition."""
         for repeat in range(self.repeats):
             for model in self.test_models:
-                for coalition in self.coalitions:
+                for coalition in self.task_coalitions(task):
                     yield model, coalition, task, repeat
 
 
