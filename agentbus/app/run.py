@@ -13,6 +13,7 @@ so a missing key or a server that is down costs one line, not a run.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -88,12 +89,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             lambda: evaluate(config, linger=linger, on_report=finished.append)
         )
 
-    def interrupted() -> int:
+    def interrupted(sig: signal.Signals | None = None) -> int:
+        """The resume hint; exit 130 for Ctrl-C, 143 for SIGTERM (128 + the signal)."""
+        what = "stopped by SIGTERM" if sig == signal.SIGTERM else "interrupted"
         print(
-            "\nagentbus: interrupted; finished episodes are saved. "
+            f"\nagentbus: {what}; finished episodes are saved. "
             f"Resume with --resume {config.run_dir}"
         )
-        return 130
+        return 128 + int(sig or signal.SIGINT)
 
     try:
         done = anyio.run(run, backend_options={"use_uvloop": uvloop_available()})
@@ -102,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif finished:  # --serve lingering after the run: Ctrl-C ends the dashboard
             report = finished[0]
         else:
-            return interrupted()
+            return interrupted(done.signal)
     except BaseException as exc:
         if is_interrupt(exc):  # a second Ctrl-C, or one before the handler was in place
             if not finished:
