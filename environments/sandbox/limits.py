@@ -1,10 +1,13 @@
 """Resource limits of one sandbox, as plain data.
 
-AgentBench gives every OS task a container with 1 GB of memory; a sandbox
-here gets per-process limits instead (they need no cgroup delegation, which
-CI machines rarely have): address space, file size, CPU seconds per command
-and a process budget, plus sized tmpfs mounts for everything writable, so a
-runaway command hits a wall inside its own sandbox and never the host's.
+AgentBench gives every OS task a container with 1 GB of memory. A sandbox
+here gets per-process limits (address space, file size, CPU seconds per
+command, a process budget), sized tmpfs mounts for everything writable, and
+a memory budget for the whole sandbox (``memory_budget_mb``): a memory
+cgroup enforces it where the machine lets agentbus make one
+(:mod:`environments.sandbox.cgroup`), and the run admits sandboxes against
+its total budget either way (:mod:`environments.sandbox.budget`). Without a
+cgroup the hard bound is :meth:`SandboxLimits.worst_case_mb`.
 """
 
 from __future__ import annotations
@@ -30,12 +33,23 @@ class SandboxLimits:
     disk_mb: int = 32
     #: bytes of a command's output kept (the environment shows fewer to the agent)
     output_bytes: int = 16384
+    #: memory of the whole sandbox in MiB (processes, tmpfs, memfds): its cgroup's limit
+    #: and its share of the run's budget
+    memory_budget_mb: int = 256
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0 or self.cpu_s < 1 or self.memory_mb < 16:
             raise ValueError(f"sandbox limits out of range: {self}")
         if self.file_mb < 1 or self.nproc < 4 or self.disk_mb < 1 or self.output_bytes < 1:
             raise ValueError(f"sandbox limits out of range: {self}")
+        if self.memory_budget_mb < 32:
+            raise ValueError(f"sandbox limits out of range: {self}")
+
+    def worst_case_mb(self, tmpfs_mounts: int = 9) -> int:
+        """The bound without a cgroup: every process at its address-space limit, every
+        tmpfs full, plus one output memfd per command's file-size limit (the init's own
+        process budget is four times a command's, so it counts four times)."""
+        return self.nproc * 4 * self.memory_mb + tmpfs_mounts * self.disk_mb + self.file_mb
 
     def ulimit_line(self) -> str:
         """The bash ``ulimit`` call that applies these limits to a command's shell."""

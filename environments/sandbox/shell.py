@@ -28,8 +28,9 @@ import re
 import secrets
 import signal
 from collections.abc import Sequence
+from pathlib import Path
 
-from environments.sandbox import signals
+from environments.sandbox import budget, cgroup, signals
 from environments.sandbox.bwrap import bwrap_argv
 from environments.sandbox.limits import SandboxLimits
 from environments.sandbox.result import KILLED, CommandResult
@@ -72,6 +73,9 @@ class Sandbox:
         self._proc: asyncio.subprocess.Process | None = None
         self._lock = asyncio.Lock()
         self._broken: str | None = None
+        self._gate: budget.MemoryGate | None = None
+        #: this sandbox's memory cgroup (None where the machine has none for us)
+        self.cgroup: Path | None = None
 
     @property
     def pid(self) -> int | None:
@@ -85,24 +89,39 @@ class Sandbox:
         await self.close()
 
     async def start(self) -> None:
-        """Start the namespace and wait until its supervisor is ready."""
+        """Wait for room in the run's memory budget, start the namespace, wait for its init."""
         if self._proc is not None:
             return
+        mb = self.limits.memory_budget_mb
+        self._gate = budget.gate()
+        await self._gate.acquire(mb)
+        self.cgroup = cgroup.make(mb)
         argv = bwrap_argv(
             supervisor_argv(self.limits), self.limits, hostname=self.hostname, caps=True
         )
-        self._proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *cgroup.enter_argv(self.cgroup, argv),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            await self._release()
+            raise SandboxError(f"sandbox did not start: {exc}") from None
         try:
             await asyncio.wait_for(self._ready(), START_TIMEOUT_S)
         except (TimeoutError, SandboxError) as exc:
             await self.close()
             raise SandboxError(f"sandbox did not start: {exc}") from None
+
+    async def _release(self) -> None:
+        gate, self._gate = self._gate, None
+        if gate is not None:
+            await gate.release(self.limits.memory_budget_mb)
+        group, self.cgroup = self.cgroup, None
+        await cgroup.remove(group)
 
     async def _ready(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
@@ -195,9 +214,10 @@ class Sandbox:
             await asyncio.wait_for(proc.wait(), 10)
 
     async def close(self) -> None:
-        """Kill the sandbox and everything in it (idempotent)."""
+        """Kill the sandbox and everything in it, give back its budget (idempotent)."""
         proc = self._proc
         if proc is None:
+            await self._release()
             return
         if proc.stdin is not None:
             with contextlib.suppress(Exception):
@@ -205,3 +225,4 @@ class Sandbox:
         await self._kill()
         self._proc = None
         self._broken = self._broken or "closed"
+        await self._release()
