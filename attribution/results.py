@@ -41,6 +41,7 @@ from agentbus.coalitions import coalition_label
 from attribution.allocation import within_task_correlation
 from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
+from attribution.estimators import Estimator
 from attribution.exact import banzhaf_values, interaction_values, shapley_values
 from attribution.game import Game
 from attribution.multi import best_assignment, table_from_results
@@ -80,14 +81,22 @@ def model_summary(
     failures: int = 0,
     horizon: float | None = None,
     interactions: bool = True,
+    estimator: str = "exact",
 ) -> dict[str, Any]:
-    """Everything the results file says about one test model's game."""
+    """Everything the results file says about one test model's game.
+
+    ``estimator`` (``--estimator``, :mod:`attribution.estimators`): ``exact``
+    (the default) plays every coalition; a per-task sampled one reports its
+    Shapley estimate with the interval over tasks, and no Banzhaf or
+    interaction tables (they need every coalition).
+    """
     return _model_summary(
         game,
         confidence=confidence,
         failures=failures,
         horizon=horizon,
         interactions=interactions,
+        estimator=estimator,
     )
 
 
@@ -98,6 +107,7 @@ def _model_summary(
     failures: int,
     horizon: float | None,
     interactions: bool,
+    estimator: str = "exact",
 ) -> dict[str, Any]:
     means = game.means
     counts = game.counts
@@ -126,6 +136,19 @@ def _model_summary(
         "failures": failures,
         "not_estimable": None,
     }
+    sampled = Estimator.make(estimator, game.n)
+    if sampled.name != "exact":
+        out["estimator"] = sampled.name
+        try:
+            est = sampled.estimate(game, confidence=confidence, horizon=horizon)
+        except NotEstimable as exc:
+            out["not_estimable"] = str(exc)
+            return out
+        out["shapley"] = _table(est)
+        out["se_method"] = est.method
+        if est.kind == "loo":
+            out["index"] = "loo: the Shapley value when no interaction involves 3+ slots"
+        return out
     if game.n > EXACT_MAX_SLOTS:
         strat = StratifiedShapley(game.slots)
         _, masks, rewards = game.observations()
@@ -174,6 +197,7 @@ def build_results(
     confidence: float = 0.95,
     horizon: float | None = None,
     shift: str | None = None,
+    estimator: str = "exact",
 ) -> Results:
     """The results-file content for every test model.
 
@@ -201,6 +225,7 @@ def build_results(
             confidence=confidence,
             failures=fails.get(model, 0),
             horizon=horizon,
+            estimator=estimator,
         )
         for model, game in sorted(games.items())
     }

@@ -36,6 +36,7 @@ from anyio.abc import TaskStatus
 
 from agentbus.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EventHub
 from agentbus.record import EpisodeRecord
+from attribution import stopping
 from attribution.allocation import (
     BLOCK_RHO,
     MAX_BLOCK,
@@ -48,6 +49,7 @@ from attribution.allocation import (
 from attribution.blocks import BlockAdmission
 from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
+from attribution.estimators import Estimator
 from attribution.exact import shapley_matrix, shapley_values
 from attribution.results import (
     EXACT_MAX_SLOTS,
@@ -68,8 +70,9 @@ class Suggestion:
     """What to run next for one test model.
 
     ``mode`` is ``block`` (run every listed coalition on one fresh task, with
-    the given repeats) or ``single`` (one episode of the one coalition, on
-    any task). Coalitions are results-file keys ('' = all default).
+    the given repeats), ``single`` (one episode of the one coalition, on
+    any task) or ``design`` (a fresh task with the coalitions a per-task
+    sampled estimator draws for it). Coalitions are results-file keys ('' = all default).
     """
 
     test_model: str
@@ -100,6 +103,8 @@ class AttributionService:
         exact_max_slots: int = EXACT_MAX_SLOTS,
         seed: int = 0,
         ordered: bool = False,
+        estimator: str = "exact",
+        stop: str = "halfwidth",
     ) -> None:
         self.hub = hub
         self.slots = tuple(slots)
@@ -121,6 +126,18 @@ class AttributionService:
         #: exact games up to ``exact_max_slots``; beyond, the size-stratified estimator
         self.exact = len(self.slots) <= exact_max_slots
         self._strata: dict[str, StratifiedShapley] = {}
+        #: a per-task sampled estimator (--estimator, attribution.estimators); None: exact
+        #: games (or, beyond ``exact_max_slots``, the pooled size-stratified one)
+        self.sampled: Estimator | None = None
+        self.estimator_name = "exact"
+        chosen = Estimator.make(estimator, len(self.slots))
+        if chosen.name != "exact":
+            self.sampled = chosen
+            self.estimator_name = chosen.name
+            self.exact = False
+        if stop not in stopping.RULES:
+            raise ValueError(f"unknown stop rule {stop!r}")
+        self.stop = stop
         self._rng = np.random.default_rng(seed)
         for model in test_models:
             self.collector.game(model)
@@ -169,7 +186,7 @@ class AttributionService:
             entered = True
             model = str(record.test_model)
             self._cache.pop(model, None)
-            if not self.exact:
+            if not self.exact and self.sampled is None:
                 game = self.collector.games[model]
                 self._stratified(model).add_mask(game.mask(record.coalition), record.reward)
         self._dirty = self._dirty or entered
@@ -238,7 +255,11 @@ class AttributionService:
         est: Estimates | None = None
         if game is not None:
             try:
-                if self.exact:
+                if self.sampled is not None:
+                    est = self.sampled.estimate(
+                        game, confidence=self.confidence, horizon=self.horizon
+                    )
+                elif self.exact:
                     est = shapley_values(game, confidence=self.confidence, horizon=self.horizon)
                 else:
                     est = self._stratified(test_model).estimates(self.confidence, self.horizon)
@@ -261,6 +282,7 @@ class AttributionService:
                 failures=failures.get(model, 0),
                 horizon=self.horizon,
                 interactions=False,
+                estimator=self.sampled.name if self.sampled is not None else "exact",
             )
             for model, game in self.collector.games.items()
         }
@@ -284,8 +306,11 @@ class AttributionService:
             "adaptive": self.adaptive,
             "interval": FIXED,
         }
+        if self.sampled is not None:
+            snap["estimator"] = self.sampled.name
         if self.target_halfwidth is not None:
             snap["target_halfwidth"] = self.target_halfwidth
+            snap["stop"] = self.stop
             snap["done"] = self.done(self.target_halfwidth)
         return snap
 
@@ -311,6 +336,7 @@ class AttributionService:
             self.everything,
             confidence=self.confidence,
             horizon=self.horizon,
+            estimator=self.estimator_name,
         )
 
     def halfwidths(self, test_model: str, *, anytime: bool = False) -> np.ndarray | None:
@@ -320,7 +346,10 @@ class AttributionService:
         return est.halfwidths(anytime=anytime)
 
     def done(self, target_halfwidth: float | None = None, *, anytime: bool = False) -> bool:
-        """Every slot of every test model has an interval narrower than the target.
+        """The run's stop rule is met for every test model (``--stop``, attribution.stopping).
+
+        ``halfwidth`` (the default): every slot of every test model has an
+        interval narrower than the target.
 
         The stopping rule of adaptive runs (Chow and Robbins 1965): the first
         time every fixed-sample interval is under the target, once each test
@@ -335,6 +364,13 @@ class AttributionService:
         target = self.target_halfwidth if target_halfwidth is None else target_halfwidth
         if target is None or not self.collector.games:
             return False
+        if self.stop != "halfwidth" or self.sampled is not None:
+            for model, game in self.collector.games.items():
+                est = self.estimates(model)
+                tasks = game.n_tasks if self.sampled is None else est.units if est else 0
+                if est is None or not stopping.reached(est, self.stop, target, tasks):
+                    return False
+            return True
         for model, game in self.collector.games.items():
             if not anytime and game.n_tasks < MIN_CLUSTERS:
                 return False
@@ -369,6 +405,9 @@ class AttributionService:
         if model is None:
             raise NotEstimable("no test model known yet: pass test_models or feed episodes first")
         game = self.collector.game(model)
+        if self.sampled is not None:
+            why = f"{self.sampled.name}: the coalitions drawn for a fresh task"
+            return Suggestion(model, "design", [], why)
         if not self.exact:
             mask = self._stratified(model).sample(self._rng)
             return Suggestion(model, "single", [(game.key(mask), 1)], "size-stratified sampling")

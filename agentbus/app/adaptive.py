@@ -28,6 +28,7 @@ from agentbus.coalitions import coalition_key
 from agentbus.environment import Task
 from agentbus.episode import EpisodeSpec
 from agentbus.record import EpisodeRecord
+from attribution import stopping
 from attribution.service import AttributionService
 from attribution.variance import MIN_CLUSTERS
 
@@ -77,7 +78,9 @@ class AdaptiveScheduler:
         else:
             suggestion = self.service.suggest()
             model = suggestion.test_model
-            if suggestion.mode == "block":
+            if suggestion.mode == "design":  # a sampled estimator: its coalitions for a fresh task
+                block = self._fresh_block(model)
+            elif suggestion.mode == "block":
                 repeats = {
                     key: (1 if self.deterministic else max(1, k))
                     for key, k in suggestion.coalitions
@@ -99,10 +102,7 @@ class AdaptiveScheduler:
             self.stop_reason = f"issued --max-episodes {self.max_episodes}"
             return True
         if self.service.done(self.target):
-            self.stop_reason = (
-                f"every 95% interval is narrower than +/-{self.target:g} "
-                f"({MIN_CLUSTERS} tasks or more in)"
-            )
+            self.stop_reason = stopping.describe(self.service.stop, self.target)
             return True
         return False
 
@@ -118,15 +118,16 @@ class AdaptiveScheduler:
         members = set(key.split("+")) if key else set()
         return tuple(s for s in self._slots if s in members)
 
-    def _keys(self) -> list[str]:
-        return [coalition_key(self._slots, c) for c in self.factory.plan.coalitions]
+    def _keys(self, task: Task) -> list[str]:
+        """The coalitions ``task`` runs: all, or those a sampled estimator drew for it."""
+        return [coalition_key(self._slots, c) for c in self.factory.plan.task_coalitions(task)]
 
     def _fresh_block(self, model: str, repeats: dict[str, int] | None = None) -> Block | None:
         """Every listed coalition (default: all) on the next task ``model`` has not used."""
-        keys = self._keys()
         i = self._next_fresh[model]
         while i < len(self.tasks):
             task = self.tasks[i]
+            keys = self._keys(task)
             i += 1
             if any(self._uses[(model, k, task.id)] for k in keys):
                 continue
