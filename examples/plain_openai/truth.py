@@ -1,0 +1,73 @@
+"""The exact v(S) of agent.py under the simulator's generic gateway model.
+
+Each call of a module is right with the probability its model's skill gives
+(agentbus/sim/gateway_model.py: planner -> planning, solver -> reasoning,
+critic -> reflection; ``base`` of that skill), independently of every other
+call, and two wrong answers never agree. Following agent.py's logic with
+ROUNDS = R, p = planner, s = solver, c = critic:
+
+* each round ends with a confirmed right answer with probability s*c (a
+  wrong answer is never confirmed: the critic's answer is right or another
+  wrong value), so the first R rounds confirm one with 1 - (1 - s*c)^R;
+* otherwise the planner's guess is returned: right with probability p;
+* without a planner, the last solver answer is returned unconfirmed: right
+  and not confirmed with s*(1 - c) in the last round;
+* without a critic, the solver's first answer is returned: s.
+
+``python truth.py`` prints the table for sim:weak -> sim:strong.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from agentbus.sim.gateway_model import probability
+from agentbus.sim.profiles import BUILTIN
+
+SLOTS = ("planner", "solver", "critic")
+ROUNDS = 2
+
+
+def success(p: float | None, s: float, c: float | None, rounds: int = ROUNDS) -> float:
+    """P(the agent's answer is right); ``None`` for a module that is switched off."""
+    if c is None:
+        return s
+    unconfirmed = (1 - s * c) ** rounds
+    if p is not None:
+        return 1 - unconfirmed + unconfirmed * p
+    return 1 - unconfirmed + (1 - s * c) ** (rounds - 1) * s * (1 - c)
+
+
+def values(default: str = "weak", test: str = "strong") -> dict[tuple[str, ...], float]:
+    """v(S) for every coalition S (the slots on ``test``), all three modules on."""
+    out: dict[tuple[str, ...], float] = {}
+    for k in range(len(SLOTS) + 1):
+        for coalition in itertools.combinations(SLOTS, k):
+            probs = {
+                m: probability(BUILTIN.get(test if m in coalition else default), m) for m in SLOTS
+            }
+            out[coalition] = success(probs["planner"], probs["solver"], probs["critic"])
+    return out
+
+
+def shapley(v: dict[tuple[str, ...], float]) -> dict[str, float]:
+    n = len(SLOTS)
+    phi = dict.fromkeys(SLOTS, 0.0)
+    for coalition, value in v.items():
+        for slot in SLOTS:
+            if slot in coalition:
+                continue
+            with_slot = tuple(s for s in SLOTS if s in coalition or s == slot)
+            k = len(coalition)
+            weight = math.factorial(k) * math.factorial(n - k - 1) / math.factorial(n)
+            phi[slot] += weight * (v[with_slot] - value)
+    return phi
+
+
+if __name__ == "__main__":
+    v = values()
+    for coalition, value in v.items():
+        print(f"v({{{','.join(coalition)}}}) = {value:.4f}")
+    for slot, value in shapley(v).items():
+        print(f"phi[{slot}] = {value:.4f}")

@@ -1,0 +1,205 @@
+"""The module gateway against the real simulator through the router, with the official SDKs.
+
+Each test starts the simulator (HTTP on loopback, speed 0), a router and a
+gateway, opens one episode session and talks to it with ``openai`` and
+``anthropic`` clients exactly as a user's agent would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import anthropic
+import openai
+import pytest
+
+from agentbus.bus import Bus, describe
+from agentbus.environment import Task
+from agentbus.gateway import AgentContext, Gateway, Session
+from agentbus.llm.config import LLMConfig
+from agentbus.llm.router import LLMRouter
+from agentbus.sim.config import SimConfig
+from agentbus.sim.service import sim_service
+
+TASK = Task(id="t-1", env="external", instruction="What is 6 * 7?", hidden={"answer": "42"})
+
+
+@dataclass
+class Rig:
+    gateway: Gateway
+    session: Session
+    ctx: AgentContext
+    router: LLMRouter
+    trace: list[dict[str, Any]]
+
+
+@asynccontextmanager
+async def make_rig() -> AsyncIterator[Rig]:
+    """Simulator, router, gateway and one open session (a context: the router's task
+    group must be left in the task that entered it, which a fixture does not do)."""
+    async with sim_service(SimConfig(speed=0.0, experts=[])) as sim:
+        sim.model.add_tasks("external", [TASK])
+        async with LLMRouter(LLMConfig(), sim=sim) as router:
+            gateway = Gateway()
+            await gateway.start()
+            trace: list[dict[str, Any]] = []
+            session = Session(
+                episode_id="ep-1",
+                task_id=TASK.id,
+                slots={
+                    "planner": ("sim:weak", router.client("sim:weak")),
+                    "solver": ("sim:strong", router.client("sim:strong")),
+                },
+                off=frozenset({"critic"}),
+                bus=Bus("ep-1", trace=lambda m: trace.append(describe(m))),
+                all_slots=("planner", "solver", "critic"),
+            )
+            ctx = gateway.open(session)
+            try:
+                yield Rig(gateway, session, ctx, router, trace)
+            finally:
+                await ctx.aclose()
+                await gateway.stop()
+
+
+def _ask(module: str, text: str = "What is 6 * 7?") -> dict[str, Any]:
+    return {"model": module, "messages": [{"role": "user", "content": text}]}
+
+
+async def test_openai_chat_maps_module_to_slot_model() -> None:
+    async with make_rig() as rig:
+        reply = await rig.ctx.openai.chat.completions.create(**_ask("solver"))
+        text = reply.choices[0].message.content
+        assert reply.model == "solver"  # the module name, not the model behind it
+        assert "ANSWER:" in text
+        assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
+        kinds = [(m["type"], m.get("module"), m.get("model")) for m in rig.trace]
+        assert kinds == [
+            ("GatewayRequest", "solver", "sim:strong"),
+            ("GatewayAnswer", "solver", "sim:strong"),
+        ]
+        assert rig.trace[1]["text"] == text
+        assert rig.session.modules["solver"].calls == 1
+
+
+async def test_openai_stream_gives_the_same_answer() -> None:
+    async with make_rig() as rig:
+        plain = await rig.ctx.openai.chat.completions.create(**_ask("planner"))
+        stream = await rig.ctx.openai.chat.completions.create(
+            **_ask("planner"), stream=True, stream_options={"include_usage": True}
+        )
+        pieces, usage = [], None
+        async for chunk in stream:
+            if chunk.choices:
+                pieces.append(chunk.choices[0].delta.content or "")
+            if chunk.usage is not None:
+                usage = chunk.usage
+        assert "".join(pieces) == plain.choices[0].message.content
+        assert usage is not None and usage.completion_tokens == plain.usage.completion_tokens
+
+
+async def test_anthropic_messages_and_stream() -> None:
+    async with make_rig() as rig:
+        message = await rig.ctx.anthropic.messages.create(
+            model="solver", max_tokens=300, messages=[{"role": "user", "content": "What is 6 * 7?"}]
+        )
+        text = message.content[0].text
+        assert "ANSWER:" in text and message.stop_reason == "end_turn"
+        async with rig.ctx.anthropic.messages.stream(
+            model="solver", max_tokens=300, messages=[{"role": "user", "content": "What is 6 * 7?"}]
+        ) as stream:
+            streamed = await stream.get_final_text()
+        assert streamed == text
+
+
+async def test_unknown_and_expired_tokens_are_refused() -> None:
+    async with make_rig() as rig:
+        stranger = openai.AsyncOpenAI(
+            base_url=rig.ctx.base_url, api_key="not-a-token", max_retries=0
+        )
+        with pytest.raises(openai.AuthenticationError, match="unknown or expired episode token"):
+            await stranger.chat.completions.create(**_ask("solver"))
+        await stranger.close()
+        rig.gateway.close(rig.session)  # the episode ended
+        with pytest.raises(openai.AuthenticationError):
+            await rig.ctx.openai.chat.completions.create(**_ask("solver"))
+        with pytest.raises(anthropic.AuthenticationError):
+            await rig.ctx.anthropic.messages.create(
+                model="solver", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+            )
+
+
+async def test_another_episodes_base_url_refuses_the_token() -> None:
+    async with make_rig() as rig:
+        other = Session(episode_id="ep-2", task_id=TASK.id, slots={}, off=frozenset())
+        other_ctx = rig.gateway.open(other)
+        wrong = openai.AsyncOpenAI(
+            base_url=other_ctx.base_url, api_key=rig.ctx.api_key, max_retries=0
+        )
+        with pytest.raises(openai.AuthenticationError):
+            await wrong.chat.completions.create(**_ask("solver"))
+        await wrong.close()
+
+
+async def test_off_and_unmapped_modules_are_refused_with_a_message() -> None:
+    async with make_rig() as rig:
+        with pytest.raises(openai.PermissionDeniedError, match="switched off"):
+            await rig.ctx.openai.chat.completions.create(**_ask("critic"))
+        with pytest.raises(openai.NotFoundError, match="names no module of this run"):
+            await rig.ctx.openai.chat.completions.create(**_ask("summarizer"))
+        summary = rig.session.summary()
+        assert summary["refused"] == {"critic": 1, "summarizer": 1}
+        refusals = [m for m in rig.trace if m["type"] == "GatewayAnswer"]
+        assert [m["module"] for m in refusals] == ["critic", "summarizer"]
+        assert all(m["error"] for m in refusals)
+
+
+async def test_unmapped_module_goes_to_the_fallback_model() -> None:
+    async with make_rig() as rig:
+        rig.session.fallback = ("sim:strong", rig.router.client("sim:strong"))
+        reply = await rig.ctx.openai.chat.completions.create(**_ask("summarizer"))
+        assert reply.choices[0].message.content
+        assert rig.session.summary()["unmapped"] == ["summarizer"]
+        with pytest.raises(openai.PermissionDeniedError):  # off stays off
+            await rig.ctx.openai.chat.completions.create(**_ask("critic"))
+
+
+async def test_models_and_responses_endpoints() -> None:
+    async with make_rig() as rig:
+        models = await rig.ctx.openai.models.list()
+        assert [m.id for m in models.data] == ["planner", "solver"]
+        headers = {"Authorization": f"Bearer {rig.ctx.api_key}"}
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(
+                f"{rig.ctx.base_url}/responses", json={"model": "solver"}, headers=headers
+            ) as r,
+        ):
+            assert r.status == 501
+            assert "chat completions" in (await r.json())["error"]["message"]
+
+
+async def test_bad_requests_are_one_clear_error() -> None:
+    async with make_rig() as rig:
+        headers = {"Authorization": f"Bearer {rig.ctx.api_key}"}
+        async with aiohttp.ClientSession() as http:
+            async with http.post(
+                f"{rig.ctx.base_url}/chat/completions", data=b"{not json", headers=headers
+            ) as r:
+                assert r.status == 400
+            async with http.post(
+                f"{rig.ctx.base_url}/chat/completions", json={"messages": []}, headers=headers
+            ) as r:
+                assert r.status == 400
+                assert "'model' is required" in (await r.json())["error"]["message"]
+
+
+async def test_gateway_refuses_a_non_loopback_host() -> None:
+    from agentbus.errors import UserError
+
+    with pytest.raises(UserError, match="loopback"):
+        Gateway(host="0.0.0.0")
