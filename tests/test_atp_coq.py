@@ -2,13 +2,15 @@
 
 CapaBench's first 20 Coq problems are accepted with their reference proofs;
 ``Admitted``, an added axiom and a redefinition are refused; an axiom that
-slips into the file is caught by ``Print Assumptions``; failures report the
-remaining goals; Lean and Isabelle are refused in one line when missing.
+slips into the file is caught by the separate check; failures report the
+remaining goals; Lean and Isabelle are refused in one line (exit status 2).
+The red-team attacks are in ``test_atp_redteam.py``.
 """
 
 from __future__ import annotations
 
-import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -80,18 +82,24 @@ async def test_an_axiom_in_the_file_is_caught_by_print_assumptions() -> None:
 
 
 @needs_shared
-def test_lean_and_isabelle_load_and_are_refused_in_one_line_when_missing() -> None:
+def test_lean_and_isabelle_load_but_are_refused_in_one_line() -> None:
+    """No sorry/axiom check for them could be tested here, so they are refused even when on PATH."""
     lean = load_problems(ATP / "lean.json")
     isabelle = load_problems(ATP / "isabelle.json")
     assert len(lean) == len(isabelle) == 111
     assert lean[0].fill(lean[0].reference).rstrip().endswith("linarith")
     filled = isabelle[0].fill(isabelle[0].reference)
     assert "Fill Your Proof Here" not in filled and filled.rstrip().endswith("end")
-    for prover, path in (("lean", "lean.json"), ("isabelle", "isabelle.json")):
-        if shutil.which({"lean": "lean", "isabelle": "isabelle"}[prover]) is None:
-            with pytest.raises(UserError) as exc:
-                AtpEnvironment.setup(TaskSource(dataset=ATP / path))
-            assert "\n" not in str(exc.value) and "not on PATH" in str(exc.value)
+    for path in ("lean.json", "isabelle.json"):
+        with pytest.raises(UserError) as exc:
+            AtpEnvironment.setup(TaskSource(dataset=ATP / path))
+        assert "\n" not in str(exc.value) and "proofs are refused" in str(exc.value)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentbus.run", "--env", "atp", "--dataset", str(ATP / "lean.json")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert len(proc.stderr.strip().splitlines()) == 1 and "lean proofs are refused" in proc.stderr
 
 
 @needs_shared

@@ -4,15 +4,18 @@ Coq: ``Admitted``/``admit``/``Abort``, new assumptions (``Axiom``,
 ``Parameter``, ``Hypothesis``, ``Variable``, ``Conjecture``...), any new
 declaration (which could redefine the proposition after closing the real
 one), or a proof that does not end with exactly one ``Qed.``/``Defined.``.
-Comments are dropped first. The compile itself adds ``Print Assumptions``,
-which catches whatever slips past these words (an axiom from a library).
+Comments are dropped and string contents blanked first, in one linear pass
+that knows Coq's lexing (comments nest, a string inside a comment is still a
+string, ``""`` is a quote inside a string), so ``idtac "(*"`` cannot hide the
+words that follow it. This is early feedback only: a list of words cannot
+decide whether a proof is sound, and the verdict comes from
+:mod:`environments.atp.coq`, which checks the compiled theorem separately.
 """
 
 from __future__ import annotations
 
 import re
 
-_COQ_COMMENT = re.compile(r"\(\*.*?\*\)", re.DOTALL)
 _COQ_BANNED = re.compile(
     r"\b(Admitted|admit|Abort|Axioms?|Parameters?|Hypothes[ie]s|Variables?|Conjecture|"
     r"Theorem|Lemma|Fact|Remark|Corollary|Proposition|Definition|Fixpoint|CoFixpoint|"
@@ -25,10 +28,42 @@ _ISABELLE_BANNED = re.compile(r"\b(sorry|oops|axiomatization|axioms|lemma|theore
 
 
 def _strip_coq_comments(text: str) -> str:
-    previous = None
-    while previous != text:  # nested comments, innermost first
-        previous, text = text, _COQ_COMMENT.sub(" ", text)
-    return text
+    """``text`` with each comment replaced by a space and each string by ``""``.
+
+    One pass, so linear in the length (the old repeated regex substitution
+    was quadratic in the number of ``(*``). An unclosed comment or string
+    runs to the end, as Coq would read it.
+    """
+    out: list[str] = []
+    depth = 0  # comment nesting
+    in_string = False
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if in_string:
+            if c == '"':
+                if text.startswith('""', i):  # an escaped quote
+                    i += 2
+                    continue
+                in_string = False
+                if depth == 0:
+                    out.append('""')
+        elif c == '"':
+            in_string = True
+        elif text.startswith("(*", i):
+            depth += 1
+            i += 2
+            continue
+        elif depth and text.startswith("*)", i):
+            depth -= 1
+            if depth == 0:
+                out.append(" ")
+            i += 2
+            continue
+        elif depth == 0:
+            out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def refuse(prover: str, proof: str) -> str | None:

@@ -1,15 +1,19 @@
-"""Checking a filled-in file with a real prover, in a throw-away sandbox.
+"""Checking a filled-in file with a real prover, in throw-away sandboxes.
 
-One interface for the three provers: ``check(problem, proof) -> Result``.
-Coq runs ``coqc`` on the file with ``Print Assumptions <theorem>`` appended:
-the proof counts only when Coq accepts the file and the theorem rests on no
-axiom. When Coq stops at an unfinished proof the file is compiled once more
-with ``Show.`` in place of ``Qed.`` to report the remaining goals. Lean 4 and
-Isabelle run when their command is on PATH (``available`` says why not).
+``check(problem, proof) -> Result``. The word guard (:mod:`guard`) refuses
+obvious cheats early, as feedback; what decides is :mod:`coq`: compile the
+file, then check the compiled theorem in a second sandbox with a file the
+agent never saw (the exact original statement, no axioms, no unsafe flags,
+then ``coqchk``). A proof Coq rejects as unfinished is compiled once more
+with ``Show.`` in place of ``Qed.`` to report the remaining goals.
+
+Lean 4 and Isabelle are refused: neither prover is installed where this was
+built, so no axiom/``sorry`` check for them could be tested, and an untested
+check is a verdict a model could forge.
 
 Compiles are deterministic, so results are cached by file text, and equal
 files in flight are compiled once (many coalitions send the same proof); a
-semaphore keeps a few compiles at a time, so hundreds of episodes queue
+semaphore keeps a few sandboxes at a time, so hundreds of episodes queue
 instead of starting hundreds of provers on two cores.
 """
 
@@ -18,12 +22,15 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from environments.atp import coq
 from environments.atp.guard import refuse
 from environments.atp.problem import Problem
-from environments.sandbox import SandboxLimits, run_once
+from environments.sandbox import SandboxLimits
 
 #: prover commands looked up on PATH
 COMMANDS = {"coq": "coqc", "lean": "lean", "isabelle": "isabelle"}
@@ -31,8 +38,8 @@ COMMANDS = {"coq": "coqc", "lean": "lean", "isabelle": "isabelle"}
 TIMEOUT_S = 60.0
 #: characters of prover output kept for the feedback
 FEEDBACK_CHARS = 1500
-_CLOSED = "Closed under the global context"
 _ADMITTED_QED = re.compile(r"\b(Qed|Defined)\s*\.\s*$")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -46,13 +53,17 @@ def available(prover: str) -> str | None:
     command = COMMANDS.get(prover)
     if command is None:
         return f"unknown prover {prover!r} (known: {', '.join(COMMANDS)})"
-    if shutil.which(command) is None:
-        hint = {
-            "coq": "install the Debian package 'coq'",
-            "lean": "install Lean 4 (elan) with Mathlib",
-            "isabelle": "install Isabelle and put its 'isabelle' launcher on PATH",
-        }[prover]
-        return f"the {prover} prover is unavailable: '{command}' is not on PATH ({hint})"
+    if prover != "coq":
+        return (
+            f"{prover} proofs are refused: agentbus has no tested check that a {prover} proof "
+            "uses no sorry/axiom (the prover is not installed where it was built), and an "
+            "untested check is a verdict a model could forge; use Coq problems"
+        )
+    if shutil.which(command) is None or shutil.which("coqchk") is None:
+        return (
+            "the coq prover is unavailable: 'coqc' or 'coqchk' is not on PATH "
+            "(install the Debian package 'coq')"
+        )
     return None
 
 
@@ -66,10 +77,15 @@ def _extra_binds() -> list[tuple[str, str]]:
 
 
 class Checker:
-    """Compiles proofs for one run: shared by every episode through the factory."""
+    """Checks proofs for one run: shared by every episode through the factory.
 
-    def __init__(self, parallel: int = 4) -> None:
+    ``guard=False`` skips the early word guard, so tests can show that the
+    verdict alone rejects every cheat.
+    """
+
+    def __init__(self, parallel: int = 4, guard: bool = True) -> None:
         self.parallel = parallel
+        self.guard = guard
         self.limits = SandboxLimits(timeout_s=TIMEOUT_S, cpu_s=int(TIMEOUT_S), memory_mb=2048)
         self._done: dict[str, Result] = {}
         self._flight: dict[str, asyncio.Future[Result]] = {}
@@ -77,11 +93,13 @@ class Checker:
         self.compiles = 0
 
     async def check(self, problem: Problem, proof: str) -> Result:
-        why = refuse(problem.prover, proof)
+        why = available(problem.prover)
         if why is not None:
             return Result(False, f"Refused: {why}.")
-        text = problem.fill(proof)
-        key = f"{problem.prover}\0{problem.theorem}\0{text}"
+        why = refuse(problem.prover, proof) if self.guard else None
+        if why is not None:
+            return Result(False, f"Refused: {why}.")
+        key = f"{problem.prover}\0{problem.theorem}\0{problem.fill(proof)}"
         if key in self._done:
             return self._done[key]
         if key in self._flight:
@@ -89,7 +107,7 @@ class Checker:
         future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
         self._flight[key] = future
         try:
-            result = await self._compile(problem, text, proof)
+            result = await self._coq(problem, proof)
             self._done[key] = result
             future.set_result(result)
             return result
@@ -100,55 +118,68 @@ class Checker:
         finally:
             del self._flight[key]
 
-    async def _run(self, script: str, text: str) -> tuple[int, str, bool]:
+    async def _gated(self, step: Awaitable[_T]) -> _T:
         if self._gate is None:
             self._gate = asyncio.Semaphore(self.parallel)
         async with self._gate:
             self.compiles += 1
-            r = await run_once(script, text, self.limits, extra_ro=_extra_binds())
-        return r.exit_code, r.output, r.timed_out
+            return await step
 
-    async def _compile(self, problem: Problem, text: str, proof: str) -> Result:
-        if problem.prover == "coq":
-            return await self._coq(problem, text, proof)
-        script = {
-            "lean": "cat > /tmp/Proof.lean && lean /tmp/Proof.lean",
-            "isabelle": "mkdir -p /tmp/thy && cat > /tmp/thy/Proof.thy && "
-            "isabelle process -T /tmp/thy/Proof",
-        }[problem.prover]
-        rc, out, timed_out = await self._run(script, text)
-        if timed_out:
-            return Result(False, f"The {problem.prover} check timed out.")
-        return Result(rc == 0, _cut(out) or ("Accepted." if rc == 0 else f"exit status {rc}"))
+    async def _compile(self, problem: Problem, proof: str) -> tuple[coq.Compiled | None, str]:
+        tag = coq.new_tag()
+        text = coq.with_reference(problem, proof, tag)
+        if text is None:
+            return None, tag
+        return await self._gated(coq.compile_file(text, self.limits, _extra_binds())), tag
 
-    async def _coq(self, problem: Problem, text: str, proof: str) -> Result:
-        script = "cat > /tmp/Proof.v && cd /tmp && coqc -q Proof.v"
-        rc, out, timed_out = await self._run(
-            script, f"{text}\nPrint Assumptions {problem.theorem}.\n"
-        )
-        if timed_out:
+    async def _coq(self, problem: Problem, proof: str) -> Result:
+        compiled, tag = await self._compile(problem, proof)
+        if compiled is None:
+            return Result(
+                False, f"The statement of {problem.theorem!r} is not found before the hole."
+            )
+        if compiled.timed_out:
             return Result(False, "Coq did not finish within the time limit.")
-        if rc == 0 and _CLOSED in out:
+        if compiled.flooded:
+            return Result(
+                False,
+                f"Coq's output passed {coq.OUTPUT_CAP} bytes, so the compile was stopped:\n"
+                + _cut(compiled.output, tag),
+            )
+        if not compiled.ok or compiled.vo is None:
+            message = "Coq rejected the proof:\n" + _cut(compiled.output, tag)
+            if "incomplete proof" in compiled.output or "Attempt to save" in compiled.output:
+                goals = await self._goals(problem, proof)
+                if goals:
+                    message += "\nRemaining goals:\n" + goals
+            return Result(False, message)
+        verdict = await self._gated(
+            coq.verify(compiled.vo, problem.theorem, tag, self.limits, _extra_binds())
+        )
+        if verdict.accepted:
             return Result(True, "Coq accepted the proof (no axioms used).")
-        if rc == 0:
-            return Result(False, "The proof depends on axioms:\n" + _cut(out))
-        message = "Coq rejected the proof:\n" + _cut(out)
-        if "incomplete proof" in out or "Attempt to save" in out:
-            goals = await self._goals(problem, proof)
-            if goals:
-                message += "\nRemaining goals:\n" + goals
-        return Result(False, message)
+        detail = _cut(verdict.detail, tag)
+        if verdict.reason == "assumptions":
+            return Result(False, f"The proof depends on axioms or unsafe flags:\n{detail}")
+        if verdict.reason == "kernel":
+            return Result(False, f"coqchk rejected the compiled proof:\n{detail}")
+        return Result(
+            False,
+            f"The file compiles, but it does not prove {problem.theorem!r} with its original "
+            f"statement:\n{detail}",
+        )
 
     async def _goals(self, problem: Problem, proof: str) -> str:
         """The goals left open where the proof says ``Qed.`` (Coq prints them for ``Show.``)."""
         opened = _ADMITTED_QED.sub("Show. Abort.", proof.rstrip())
         if opened == proof.rstrip():
             return ""
-        script = "cat > /tmp/Goals.v && cd /tmp && coqc -q Goals.v"
-        rc, out, _ = await self._run(script, problem.fill(opened))
-        return _cut(out) if rc == 0 else ""
+        compiled, tag = await self._compile(problem, opened)
+        return _cut(compiled.output, tag) if compiled is not None and compiled.ok else ""
 
 
-def _cut(text: str) -> str:
+def _cut(text: str, tag: str = "") -> str:
     text = text.strip()
+    if tag:
+        text = text.replace(f"__ab_ref_{tag}", "__ab_ref")
     return text if len(text) <= FEEDBACK_CHARS else text[:FEEDBACK_CHARS] + "\n[truncated]"
