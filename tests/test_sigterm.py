@@ -18,6 +18,11 @@ import anyio
 
 from agentbus.interrupt import until_interrupted
 
+#: a small math run, slow enough (simulated latency on) that SIGTERM lands mid-run
+ARGS = (
+    "--env math --tasks 8 --progress off --no-plots --no-preflight --concurrency 4 --sim-speed 10"
+).split()
+
 
 def test_sigterm_cancels_the_work_and_says_which_signal() -> None:
     async def main() -> tuple[bool, signal.Signals | None, float]:
@@ -34,11 +39,7 @@ def test_sigterm_cancels_the_work_and_says_which_signal() -> None:
 def test_sigterm_mid_run_exits_143_with_the_resume_hint(tmp_path: Path) -> None:
     run = tmp_path / "run"
     proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "agentbus.run", "--env", "math", "--tasks", "8",
-            "--run-dir", str(run), "--progress", "off", "--no-plots", "--no-preflight",
-            "--concurrency", "4", "--sim-speed", "10",
-        ],  # fmt: skip
+        [sys.executable, "-m", "agentbus.run", *ARGS, "--run-dir", str(run)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -16,6 +16,11 @@ or anything is printed, every model spec of the run is checked:
   (exit 1) naming the URL and the error; a model with some replicas down
   gets one warning line, since the router routes around dead replicas.
 
+Then the model names themselves (:mod:`agentbus.app.model_ids`): a model the
+server does not list is an error when the server refuses unknown names, and
+a server that answers any name (llama-cpp-python) gets a warning, since a
+typo would run silently against whatever model it loaded.
+
 ``sim:`` models are served by the run itself and need no check.
 ``--no-preflight`` skips all of this (an air-gapped gateway that refuses
 ``/models``, say).
@@ -35,6 +40,7 @@ import anyio
 
 from agentbus import registry
 from agentbus.app.config import RunConfig
+from agentbus.app.model_ids import OPENAI_STYLE, check_models, model_verdict
 from agentbus.errors import InfraError, UserError
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.retry import redact_url
@@ -173,5 +179,16 @@ def check(config: RunConfig, *, timeout_s: float = PROBE_TIMEOUT_S, out: Any = N
     errors, warnings = verdict(results)
     if errors:
         raise InfraError("; ".join(errors))
-    for line in warnings:
+    by_key = {spec.key: spec for spec in specs}
+    defaults = set(PROVIDER_DEFAULT_URLS.values())
+    named = [
+        (e.model, by_key[e.model].model, e.url,
+         by_key[e.model].backend in OPENAI_STYLE and e.url not in defaults)
+        for e, error in results.items()
+        if error is None and e.model in by_key
+    ]  # fmt: skip
+    name_errors, name_warnings = model_verdict(anyio.run(check_models, named, timeout_s))
+    if name_errors:
+        raise UserError("; ".join(name_errors))
+    for line in warnings + name_warnings:
         print(f"agentbus: warning: {line}", file=out or sys.stderr, flush=True)

@@ -165,6 +165,9 @@ class SimEngine:
             m.by_status[status] += 1
 
     async def _run(self, request: SimRequest, emit: Emit | None, meta: dict[str, Any]) -> SimAnswer:
+        stand_in = self.faults.config.any_model
+        if stand_in is not None and request.model not in self.model.profiles.names():
+            request = replace(request, model=stand_in)  # a server that answers any name
         self.model.profile(request.model)  # unknown model: fail before anything else
         fault = self.faults.draw()
         if fault is Fault.RATE_LIMIT:

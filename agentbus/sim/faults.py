@@ -86,6 +86,9 @@ class FaultConfig(BaseModel):
     rate_run_on: float = Field(0.0, ge=0.0, le=1.0)
     rate_tool_text: float = Field(0.0, ge=0.0, le=1.0)
     rate_copy_example: float = Field(0.0, ge=0.0, le=1.0)
+    #: answer a model name no profile has with this profile instead of 404, as
+    #: llama-cpp-python's server does (it serves its one model under any name)
+    any_model: str | None = None
 
     @model_validator(mode="after")
     def _rates_fit(self) -> FaultConfig:
