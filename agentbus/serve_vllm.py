@@ -47,6 +47,13 @@ def parser() -> argparse.ArgumentParser:
     a("--context-tokens", type=int, default=2048, help="tokens per sequence to size the KV cache")
     a("--tensor-parallel", type=int, help="GPUs per server (default: from the model size)")
     a("--max-num-seqs", type=int, help="sequences per server (default: from the GPU memory)")
+    a(
+        "--tool-call-parser",
+        default="auto",
+        metavar="NAME",
+        help="vLLM's tool-call parser: auto (by model family: hermes for Qwen, llama3_json "
+        "for Llama 3, mistral for Mistral...), none, or a parser name",
+    )
     a("--port", type=int, default=8000, help="first port (one per server)")
     a("--host", default="127.0.0.1", help="address the servers listen on")
     a("--dry-run", action="store_true", help="print the command lines, start nothing")
@@ -71,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             host=ns.host,
             tp_override=ns.tensor_parallel,
             seqs_override=ns.max_num_seqs,
+            tool_parser=ns.tool_call_parser,
         )
         for line in describe(servers):
             print(f"# {line}")

@@ -25,6 +25,8 @@ VLLM_FLAGS = {
     "--max-num-seqs",
     "--gpu-memory-utilization",
     "--enable-prefix-caching",
+    "--enable-auto-tool-choice",
+    "--tool-call-parser",
 }
 
 
@@ -90,3 +92,35 @@ def test_too_few_gpus_is_one_line() -> None:
     result = serve("--default", "x/Big-405B", "--test", "y/m-8B", "--gpus", "0", "--dry-run")
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "cannot hold" in result.stderr
+
+
+def test_tool_call_parser_flags_follow_the_model_family() -> None:
+    """vLLM returns tool_calls only with --enable-auto-tool-choice and the family's parser."""
+    result = serve(
+        "--default", "Qwen/Qwen2.5-7B-Instruct",
+        "--test", "meta-llama/Llama-3.1-8B-Instruct",
+        "--test", "mistralai/Mistral-7B-Instruct-v0.3",
+        "--test", "some-org/unknown-7B",
+        "--gpus", "0,1,2,3", "--gpu-memory", "80", "--dry-run",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    parsers = {}
+    for line in result.stdout.splitlines():
+        if line.startswith("#"):
+            continue
+        cmd = shlex.split(line)[1:]
+        model = cmd[2]
+        if "--tool-call-parser" in cmd:
+            assert "--enable-auto-tool-choice" in cmd
+            parsers[model] = cmd[cmd.index("--tool-call-parser") + 1]
+        else:
+            parsers[model] = None
+    assert parsers == {
+        "Qwen/Qwen2.5-7B-Instruct": "hermes",
+        "meta-llama/Llama-3.1-8B-Instruct": "llama3_json",
+        "mistralai/Mistral-7B-Instruct-v0.3": "mistral",
+        "some-org/unknown-7B": None,
+    }
+    off = serve("--default", "Qwen/Qwen2.5-7B-Instruct", "--test", "Qwen/Qwen2.5-7B-Instruct",
+                "--gpus", "0", "--tool-call-parser", "none", "--dry-run")  # fmt: skip
+    assert off.returncode == 0 and "--tool-call-parser" not in off.stdout

@@ -17,6 +17,14 @@ per token per billion parameters (Llama-3-8B: 32 layers x 8 KV heads x 128 x
 2 (K, V) x 2 bytes = 128 KiB per token, 16 KiB per billion). Models with
 grouped-query attention larger than 8B need less; the estimate errs on the
 safe side. ``--tensor-parallel`` and ``--max-num-seqs`` override them.
+
+Function calling: vLLM returns a model's calls in ``tool_calls`` only when it
+is started with ``--enable-auto-tool-choice --tool-call-parser NAME``, and the
+parser must match the model family's chat template (:data:`TOOL_PARSERS`:
+``hermes`` for Qwen and Hermes, ``llama3_json`` for Llama 3, ``mistral`` for
+Mistral...). Without them the calls come back as text; agentbus reads them
+from there too (agentbus/llm/tools.py), but the server's parser is the
+reliable path. ``--tool-call-parser`` overrides the choice (``none``: no flags).
 """
 
 from __future__ import annotations
@@ -42,6 +50,30 @@ SEQS_MIN, SEQS_MAX, SEQS_STEP = 16, 512, 16
 INSTALL_HINT = "vllm is not installed here: pip install -e '.[vllm]' (needs a CUDA GPU)"
 
 
+#: vLLM's tool-call parser per model family: (pattern on the model id, parser name)
+TOOL_PARSERS: tuple[tuple[str, str], ...] = (
+    (r"qwen|qwq", "hermes"),
+    (r"hermes", "hermes"),
+    (r"llama-?4", "llama4_pythonic"),
+    (r"llama-?3", "llama3_json"),
+    (r"mistral|mixtral|ministral|codestral", "mistral"),
+    (r"granite", "granite"),
+    (r"internlm", "internlm"),
+    (r"deepseek-?v3", "deepseek_v3"),
+    (r"phi-?4-?mini", "phi4_mini_json"),
+    (r"xlam", "xlam"),
+)
+
+
+def tool_call_parser(model: str) -> str | None:
+    """vLLM's ``--tool-call-parser`` for ``model``'s family (None: no known parser)."""
+    name = model.lower()
+    for pattern, parser in TOOL_PARSERS:
+        if re.search(pattern, name):
+            return parser
+    return None
+
+
 def params_billion(model: str) -> float:
     """Parameters in billions from a name like ``Llama-3.1-8B-Instruct`` (else 8)."""
     found = re.findall(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])", model.split("/")[-1])
@@ -60,6 +92,8 @@ class Server:
     host: str = "127.0.0.1"
     gpu_memory_utilization: float = 0.9
     extra: tuple[str, ...] = ()
+    #: vLLM's tool-call parser for this model (None: tools come back as text)
+    tool_parser: str | None = None
 
     def argv(self) -> list[str]:
         return [
@@ -77,6 +111,11 @@ class Server:
             "--gpu-memory-utilization",
             f"{self.gpu_memory_utilization:g}",
             "--enable-prefix-caching",
+            *(
+                ("--enable-auto-tool-choice", "--tool-call-parser", self.tool_parser)
+                if self.tool_parser
+                else ()
+            ),
             *self.extra,
         ]
 
@@ -149,11 +188,14 @@ def plan(
     host: str = "127.0.0.1",
     tp_override: int | None = None,
     seqs_override: int | None = None,
+    tool_parser: str = "auto",
 ) -> Plan:
     """Share the GPUs among the models (in order) and size each model's servers.
 
     ``models`` is a list of (role, model); a model named twice (the same
-    model as default and test) gets one set of servers.
+    model as default and test) gets one set of servers. ``tool_parser``:
+    ``auto`` picks vLLM's parser by model family, ``none`` adds no tool flags,
+    any other value is passed as ``--tool-call-parser``.
     """
     if not gpus:
         raise UserError("no GPUs: give --gpus 0,1,... (none were found by nvidia-smi)")
@@ -187,7 +229,14 @@ def plan(
         for _ in range(share[m] // tp):
             ids = tuple(gpus[next_gpu : next_gpu + tp])
             next_gpu += tp
-            servers.append(Server(m, ids, next_port, tp, seqs, host, utilization))
+            parser = (
+                tool_call_parser(m)
+                if tool_parser == "auto"
+                else (None if tool_parser == "none" else tool_parser)
+            )
+            servers.append(
+                Server(m, ids, next_port, tp, seqs, host, utilization, tool_parser=parser)
+            )
             next_port += 1
         by_model[m] = servers
     return Plan({role: by_model[m] for role, m in models})
@@ -273,9 +322,21 @@ def describe(p: Plan) -> list[str]:
         s = servers[0]
         lines.append(
             f"{role}: {s.model}: {len(servers)} server(s), tensor parallel {s.tensor_parallel}, "
-            f"max-num-seqs {s.max_num_seqs}, GPUs " + " ".join(",".join(x.gpus) for x in servers)
+            f"max-num-seqs {s.max_num_seqs}, GPUs "
+            + " ".join(",".join(x.gpus) for x in servers)
+            + f", tool-call parser {s.tool_parser or 'none (calls come back as text)'}"
         )
     return lines
 
 
-__all__ = ["Plan", "Server", "describe", "detect_gpus", "launch", "plan", "stop"]
+__all__ = [
+    "TOOL_PARSERS",
+    "Plan",
+    "Server",
+    "describe",
+    "detect_gpus",
+    "launch",
+    "plan",
+    "stop",
+    "tool_call_parser",
+]
