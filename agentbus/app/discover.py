@@ -1,0 +1,202 @@
+"""``python -m agentbus.discover``: which modules does my agent have?
+
+Runs the agent on a few tasks with every module on one model (the default,
+``sim:weak`` unless ``--model`` says otherwise; no slot is mapped yet, so
+every name the agent sends as ``model`` goes to that model), prints each
+module name with its calls, tokens and latency, and writes a config skeleton
+whose ``slots`` are those names, ready for ``python -m agentbus.run --config``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agentbus.app import external
+from agentbus.app.cli_args import OneLineParser
+from agentbus.app.config import RunConfig, build_config
+from agentbus.errors import InfraError, UserError
+from agentbus.gateway.runners import AgentFailed
+from agentbus.gateway.server import Gateway
+from agentbus.gateway.session import ModuleStats, Session
+from agentbus.gateway.tasks import payload
+from agentbus.llm.router import LLMRouter
+from agentbus.logs import configure
+from agentbus.sim.service import sim_service
+
+
+def parser() -> OneLineParser:
+    p = OneLineParser(
+        prog="python -m agentbus.discover",
+        description="Run your agent on a few tasks and list the module names it uses "
+        "(with calls, tokens and latency each); write a config skeleton mapping them to slots.",
+    )
+    a = p.add_argument
+    a("--agent", help="your async function, MODULE:FUNC")
+    a("--agent-cmd", metavar="CMD", help="your agent as a command")
+    a("--agent-url", metavar="URL", help="your agent as an HTTP service")
+    a("--dataset", type=Path, help="tasks, one JSON object a line with an id")
+    a("--env", help="a built-in environment's tasks instead (math)")
+    a("--tasks", type=int, default=3, help="how many tasks to run (default 3)")
+    a("--model", default="sim:weak", help="the model every module gets (default sim:weak)")
+    a("--out", type=Path, default=Path("agentbus-agent.toml"), help="config skeleton to write")
+    a("--agent-timeout", type=float, default=300.0, help="seconds per agent run")
+    return p
+
+
+@dataclass
+class Discovery:
+    """Per-module totals over the tasks run, and what went wrong."""
+
+    modules: dict[str, ModuleStats] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    tasks: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def add(self, session: Session) -> None:
+        for name, stats in session.modules.items():
+            total = self.modules.get(name)
+            if total is None:
+                total = self.modules[name] = ModuleStats()
+                self.order.append(name)
+            total.calls += stats.calls
+            total.prompt_tokens += stats.prompt_tokens
+            total.completion_tokens += stats.completion_tokens
+            total.latency_s += stats.latency_s
+
+
+def config_of(ns: argparse.Namespace) -> RunConfig:
+    data: dict[str, Any] = {"default": ns.model, "agent_timeout_s": ns.agent_timeout}
+    for key in ("agent", "agent_cmd", "agent_url", "dataset", "env"):
+        if getattr(ns, key) is not None:
+            data[key] = getattr(ns, key)
+    config = build_config(data)
+    if not external.is_external(config):
+        raise UserError("name your agent: --agent MODULE:FUNC, --agent-cmd CMD or --agent-url URL")
+    if ns.env is None:
+        config = config.model_copy(update={"env": external.ENV})
+    if config.env == external.ENV and config.dataset is None:
+        raise UserError("give tasks: --dataset FILE.jsonl (or --env math)")
+    if ns.tasks < 1:
+        raise UserError("--tasks must be at least 1")
+    return config
+
+
+async def discover(config: RunConfig, count: int) -> Discovery:
+    setup = external.load_tasks(config)
+    tasks = setup.tasks[:count]
+    runner = external.make_runner(config)
+    found = Discovery()
+    async with sim_service(config.sim.model_copy(update={"experts": []})) as sim:
+        sim.model.add_tasks(config.env, tasks)
+        async with LLMRouter(config.llm, sim=sim) as router:
+            gateway = Gateway(temperature=config.llm.sampling.params().temperature)
+            await gateway.start()
+            try:
+                client = router.client(config.default)
+                for task in tasks:
+                    session = Session(
+                        episode_id=f"discover|{task.id}",
+                        task_id=task.id,
+                        slots={},
+                        off=frozenset(),
+                        fallback=(config.default, client),
+                    )
+                    ctx = gateway.open(session)
+                    try:
+                        await runner.run(payload(task), ctx)
+                    except AgentFailed as exc:
+                        found.failures.append(f"{task.id}: {exc}")
+                    finally:
+                        gateway.close(session)
+                    if session.infra_error:
+                        raise InfraError(session.infra_error)
+                    found.add(session)
+                    found.tasks += 1
+            finally:
+                await runner.aclose()
+                await gateway.stop()
+    return found
+
+
+def skeleton(config: RunConfig, modules: Sequence[str]) -> str:
+    """A run config for the agent: its modules as slots, default and test models."""
+    lines = [
+        "# written by python -m agentbus.discover; edit the models, then:",
+        "#   python -m agentbus.run --config THIS_FILE",
+    ]
+    if config.agent_cmd is not None:
+        lines.append(f"agent_cmd = {_toml(config.agent_cmd)}")
+    elif config.agent_url is not None:
+        lines.append(f"agent_url = {_toml(config.agent_url)}")
+    else:
+        lines.append(f"agent = {_toml(config.agent)}")
+    if config.env != external.ENV:
+        lines.append(f"env = {_toml(config.env)}")
+    if config.dataset is not None:
+        lines.append(f"dataset = {_toml(str(config.dataset))}")
+    lines.append("slots = [" + ", ".join(_toml(m) for m in modules) + "]")
+    lines.append(f"default = {_toml(config.default)}")
+    lines.append('test = ["sim:strong"]')
+    lines.append('scorer = "exact"')
+    return "\n".join(lines) + "\n"
+
+
+def _toml(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def report(found: Discovery, model: str) -> str:
+    head = f"{'module':<20} {'calls':>7} {'prompt tok':>11} {'output tok':>11} {'mean latency':>13}"
+    rows = [f"ran {found.tasks} task(s) with every module on {model}", head]
+    for name in found.order:
+        s = found.modules[name]
+        mean = s.latency_s / s.calls if s.calls else 0.0
+        rows.append(
+            f"{name:<20} {s.calls:>7} {s.prompt_tokens:>11} {s.completion_tokens:>11} "
+            f"{mean * 1000:>10.1f} ms"
+        )
+    for failure in found.failures:
+        rows.append(f"agent failed on {failure}")
+    return "\n".join(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    configure(os.environ.get("AGENTBUS_LOG_LEVEL", "warning"))
+    ns = parser().parse_args(argv)
+    try:
+        config = config_of(ns)
+        started = time.perf_counter()
+        found = anyio.run(discover, config, ns.tasks)
+    except UserError as exc:
+        print(f"agentbus: error: {exc}", file=sys.stderr)
+        return 2
+    except InfraError as exc:
+        print(f"agentbus: infrastructure error: {exc}", file=sys.stderr)
+        return 1
+    print(report(found, config.default))
+    if not found.order:
+        print(
+            "the agent made no model calls through the gateway: does it read "
+            "OPENAI_BASE_URL / OPENAI_API_KEY (or ctx.base_url / ctx.api_key)?"
+        )
+        return 1
+    if ns.out.exists():
+        print(f"{ns.out} exists; not overwritten. Slots: {','.join(found.order)}")
+    else:
+        ns.out.write_text(skeleton(config, found.order))
+        print(f"wrote {ns.out} (slots: {', '.join(found.order)}); run it with:")
+        print(f"  python -m agentbus.run --config {ns.out}")
+    print(f"({time.perf_counter() - started:.1f}s)")
+    return 0
+
+
+__all__ = ["discover", "main", "skeleton"]
