@@ -7,23 +7,28 @@
     the interval's coverage at the stop, measured in docs/design-notes.md.
 ``mvp``
     The top slot is identified: its difference to every other slot is
-    positive under simultaneous anytime-valid 95% intervals.
+    positive under anytime-valid intervals at 95% jointly.
 ``ranking``
     The whole order is identified: every pairwise difference is signed under
-    the same simultaneous intervals.
+    the same intervals.
 
 Why anytime-valid for ``mvp`` and ``ranking``: they stop *when a test
 succeeds*, and looking after every task at an ordinary test makes a wrong
 "identified" far likelier than 5% when two slots are close. The
 confidence sequence (:func:`attribution.variance.anytime_factor`) holds at
-every task count at once, and a Bonferroni split over all n(n-1)/2 pairs
-makes the statement hold for the data-chosen top slot too: with
-probability 95% every pairwise interval covers, and then a slot whose
-intervals beat every other slot is the true top. ``tests/test_stop_rules.py``
+every task count at once. A Bonferroni split over n - 1 pairs is enough
+for both rules, although the top slot and the order are chosen from the
+data: naming a wrong top means the true top's interval against the named
+slot missed (one of the n - 1 pairs that contain the true top), and a
+wrong order inverts at least one pair that is adjacent in the true order
+(n - 1 pairs again). Those pairs are fixed by the truth, not by the data,
+so with probability 95% all of them cover and neither rule errs. ``tests/test_stop_rules.py``
 replays runs from real simulator outcomes and checks the error rate.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -36,8 +41,7 @@ RULES = ("halfwidth", "mvp", "ranking")
 def _pairwise_bounds(est: Estimates) -> tuple[np.ndarray, np.ndarray]:
     """(difference phi_i - phi_j, simultaneous anytime half-width) for every pair."""
     k = len(est.values)
-    pairs = max(k * (k - 1) // 2, 1)
-    alpha = (1.0 - est.confidence) / pairs
+    alpha = (1.0 - est.confidence) / max(k - 1, 1)
     mult = anytime_factor(est.units, est.horizon, alpha)
     var = np.diag(est.cov)
     dvar = var[:, None] + var[None, :] - 2.0 * est.cov
@@ -86,3 +90,48 @@ def describe(rule: str, target: float | None) -> str:
     if rule == "ranking":
         return "every slot's rank is identified (simultaneous anytime-valid 95% intervals)"
     return f"every 95% interval is narrower than +/-{target:g} ({MIN_CLUSTERS} tasks or more in)"
+
+
+def running_estimates(
+    phi_t: np.ndarray,
+    slots: tuple[str, ...],
+    *,
+    horizon_tasks: float,
+    start: int = MIN_CLUSTERS,
+    confidence: float = 0.95,
+) -> Iterator[Estimates]:
+    """The estimate after each of tasks ``start``..T of a stream of per-task values (lazily).
+
+    What an adaptive run sees task by task (the interval over tasks of
+    :mod:`attribution.estimators`), for replaying stopping rules on stored
+    per-task outcomes (tests/test_stop_rules.py, benchmarks/many_slots.py).
+    """
+    t_all = phi_t.shape[0]
+    csum = np.cumsum(phi_t, axis=0)
+    couter = np.cumsum(phi_t[:, :, None] * phi_t[:, None, :], axis=0)
+    for t in range(max(start, 2), t_all + 1):
+        mean = csum[t - 1] / t
+        cov = (couter[t - 1] - t * np.outer(mean, mean)) / (t - 1) / t
+        yield Estimates(
+            kind="shapley",
+            slots=slots,
+            values=mean,
+            cov=cov,
+            method="replay",
+            confidence=confidence,
+            df=float(t - 1),
+            units=t,
+            horizon=horizon_tasks,
+            episodes=t,
+        )
+
+
+def first_stop(estimates: Iterable[Estimates], rule: str, target: float | None) -> Estimates:
+    """The first estimate at which ``rule`` is met, else the last one (the run's end)."""
+    est: Estimates | None = None
+    for est in estimates:
+        if reached(est, rule, target, est.units):
+            return est
+    if est is None:
+        raise ValueError("no estimates to stop on")
+    return est

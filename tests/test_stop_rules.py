@@ -1,0 +1,140 @@
+"""``--stop mvp|ranking|halfwidth``: each rule's error rate at its stop, on real simulator outcomes.
+
+Replays adaptive runs from stored per-task outcomes of the simulator's
+MIRROR game (benchmarks/data/mirror_outcomes.json: every coalition of the 5
+reflection slots on each of 400 tasks, temperature 0). A replayed run draws
+tasks from that pool at random and applies the rule after every task with
+the same code the live service uses (attribution.stopping.reached); the
+truth is the exact Shapley value over the pool (``halfwidth`` uses the
+praf agent's tools pool, tests/data/per_task/tools.npz). Errors: ``mvp`` names a
+slot that is not the true top, ``ranking`` an order that is not the true
+one, ``halfwidth`` an interval that misses. A rule that peeks with the
+ordinary (not anytime-valid, not simultaneous) test must fail where the
+real rule holds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from scipy import special
+
+from attribution import stopping
+from attribution.estimates import Estimates
+from attribution.exact import shapley_matrix
+
+POOL = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "mirror_outcomes.json"
+TOOLS = Path(__file__).resolve().parent / "data" / "per_task" / "tools.npz"
+MAX_TASKS = 300
+RUNS = 300
+
+
+def _pool() -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    data = json.loads(POOL.read_text())
+    rewards = np.asarray(data["rewards"], dtype=np.float64)
+    phi_pool = rewards @ shapley_matrix(len(data["slots"])).T  # per-task exact values
+    return tuple(data["slots"]), phi_pool, phi_pool.mean(axis=0)
+
+
+def _runs(seed: int, subset: list[int] | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per-task values of RUNS replayed runs (tasks drawn from the pool), and the truth."""
+    slots, phi_pool, truth = _pool()
+    cols = subset if subset is not None else list(range(len(slots)))
+    rng = np.random.default_rng(seed)
+    draws = [phi_pool[rng.integers(0, len(phi_pool), MAX_TASKS)][:, cols] for _ in range(RUNS)]
+    return draws, truth[cols]
+
+
+def _stop(
+    draw: np.ndarray, names: tuple[str, ...], rule: str, target: float | None = None
+) -> Estimates:
+    return stopping.first_stop(
+        stopping.running_estimates(draw, names, horizon_tasks=MAX_TASKS), rule, target
+    )
+
+
+def test_mvp_stop_names_the_true_top_and_saves_episodes() -> None:
+    runs, truth = _runs(1)
+    names = _pool()[0]
+    top = int(np.argmax(truth))
+    stops = [_stop(r, names, "mvp") for r in runs]
+    done = [s for s in stops if stopping.top_slot(s) is not None]
+    wrong = sum(stopping.top_slot(s) != names[top] for s in done)
+    assert len(done) / RUNS > 0.9
+    assert wrong / RUNS <= 0.05
+    used = np.mean([s.units for s in stops])
+    print(f"mvp: stopped {len(done)}/{RUNS}, wrong {wrong}, mean tasks {used:.0f} of {MAX_TASKS}")
+    assert used < 0.6 * MAX_TASKS  # it saves at least 40% of a fixed 300-task run
+
+
+def test_ranking_stop_is_right_whenever_it_stops() -> None:
+    # answer critic, planner critic, long-term memory: 0.149, 0.033, 0.010 in truth
+    runs, truth = _runs(2, subset=[2, 0, 4])
+    names = tuple(_pool()[0][i] for i in (2, 0, 4))
+    order = [names[i] for i in np.argsort(-truth)]
+    stops = [_stop(r, names, "ranking") for r in runs]
+    done = [s for s in stops if stopping.ranking(s) is not None]
+    wrong = sum(stopping.ranking(s) != order for s in done)
+    print(f"ranking: stopped {len(done)}/{RUNS}, wrong {wrong}")
+    assert wrong / RUNS <= 0.05
+
+
+def _tools_pool() -> tuple[tuple[str, ...], np.ndarray]:
+    """Per-task exact phi of the praf agent on tools (tests/data/per_task/tools.npz)."""
+    data = np.load(TOOLS)
+    slots = ("planning", "reasoning", "action", "reflection")
+    masks = [sum(1 << slots.index(p) for p in str(k).split("+") if p) for k in data["keys"]]
+    rewards = np.zeros((len(data["rewards"]), 16))
+    rewards[:, masks] = data["rewards"]
+    return slots, rewards @ shapley_matrix(4).T
+
+
+def test_halfwidth_stop_covers() -> None:
+    """Chow-Robbins (today's rule) on the tools pool: 4 slots, target +/-0.08.
+
+    On the MIRROR pool the same rule misses 0.065-0.077 at these sizes, and
+    so does a fixed 20-task run without any stopping (0.071-0.085): the
+    answer critic's per-task values are heavily skewed, and that is the
+    ordinary t interval's calibration, not the stop's (docs/statistics.md).
+    """
+    slots, phi_pool = _tools_pool()
+    truth = phi_pool.mean(axis=0)
+    rng = np.random.default_rng(3)
+    misses = []
+    tasks = []
+    for _ in range(RUNS):
+        s = _stop(phi_pool[rng.integers(0, len(phi_pool), MAX_TASKS)], slots, "halfwidth", 0.08)
+        misses.append((s.ci_low > truth) | (s.ci_high < truth))
+        tasks.append(s.units)
+    rate = float(np.mean(misses))
+    print(f"halfwidth 0.08 (tools): miss rate {rate:.3f}, mean tasks {np.mean(tasks):.0f}")
+    assert rate <= 0.065  # 5% nominal; 1,200 slot-runs leave about 0.006 of spread
+
+
+def test_peeking_with_the_ordinary_test_fails() -> None:
+    """The wrong rule: stop at the first ordinary 95% separation of the top two.
+
+    On the two close slots (planner and tool critics, 0.03 apart in truth
+    order) checking after every task from the 5th makes a wrong call far
+    more often than 5%; the real mvp rule on the same runs stays under it.
+    """
+    runs, truth = _runs(4, subset=[0, 1])
+    names = tuple(_pool()[0][:2])
+    top = int(np.argmax(truth))
+    naive_wrong = real_wrong = 0
+    t = np.arange(1, MAX_TASKS + 1)
+    quantile = special.stdtrit(np.maximum(t - 1, 1), 0.975)
+    for r in runs:
+        d = r[:, 0] - r[:, 1]
+        mean = np.cumsum(d) / t
+        var = (np.cumsum(d * d) - t * mean**2) / np.maximum(t - 1, 1)
+        se = np.sqrt(np.maximum(var, 0.0) / t)
+        hit = np.flatnonzero((np.abs(mean) > quantile * se) & (t >= 20))
+        if len(hit):
+            naive_wrong += int((mean[hit[0]] > 0) != (top == 0))
+        named = stopping.top_slot(_stop(r, names, "mvp"))
+        real_wrong += int(named is not None and named != names[top])
+    assert real_wrong / RUNS <= 0.05
+    assert naive_wrong / RUNS > 0.05 + real_wrong / RUNS
