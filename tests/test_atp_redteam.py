@@ -239,10 +239,21 @@ async def test_the_reference_copy_counts_as_an_axiom() -> None:
 
 
 async def test_honest_proofs_pass_with_the_same_pipeline() -> None:
-    """The control: the same problem shape with a true statement, and generated problems."""
+    """The control: a true statement, an inductive type of the problem's own, generated problems."""
     true = Problem("true", "coq", f"{HEADER} Fact true_thm: 1 + 1 = 2.{MARKER}", "true_thm", "")
     checker = Checker(parallel=4, guard=False)
     assert (await checker.check(true, "Proof. reflexivity. Qed.")).accepted
+    inductive = Problem(
+        "inductive",
+        "coq",
+        " Inductive color := Red | Blue.\n"
+        " Definition flip c := match c with Red => Blue | Blue => Red end.\n"
+        f" Lemma flip_twice: forall c, flip (flip c) = c.{MARKER}",
+        "flip_twice",
+        "",
+    )
+    result = await checker.check(inductive, "Proof. intros c. destruct c; reflexivity. Qed.")
+    assert result.accepted, result.message
     for problem in generate(5, seed=1):
         result = await checker.check(problem, problem.reference)
         assert result.accepted, result.message
