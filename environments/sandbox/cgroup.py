@@ -7,8 +7,9 @@ tmpfs, memfds, kernel memory) and the kernel's OOM killer acts inside the
 group when it is full, so one sandbox can only hurt itself (its commands
 run with ``oom_score_adj`` 1000, so they go before the sandbox's init).
 
-Layout: one group per agentbus process (``agentbus-<pid>``), one child per
-sandbox (``sb-<n>``) with its limit. cgroup v2 (``memory.max``,
+Layout: one group per agentbus process (``agentbus-<pid>``, limited to the
+run's sandbox budget, :func:`budget.total_mb`), one child per sandbox
+(``sb-<n>``) with its own limit. cgroup v2 (``memory.max``,
 ``memory.swap.max``) is used where the memory controller is delegated to
 our own group; else cgroup v1 (``memory.limit_in_bytes``) where its
 hierarchy is writable; else none: then :meth:`SandboxLimits.worst_case_mb`
@@ -27,6 +28,8 @@ import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from environments.sandbox import budget
 
 _V2_MOUNTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
 _V1_MOUNT = Path("/sys/fs/cgroup/memory")
@@ -109,6 +112,10 @@ def root() -> Root | None:
             path.mkdir(exist_ok=True)
             if version == 1:
                 (path / "memory.use_hierarchy").write_text("1")
+            # the run's whole budget as a kernel limit too: page cache a removed sandbox
+            # group hands up to this one is reclaimed within it, never counted beyond it
+            total = str(budget.total_mb() * 1024 * 1024)
+            (path / ("memory.max" if version == 2 else "memory.limit_in_bytes")).write_text(total)
         except OSError:
             with contextlib.suppress(OSError):
                 path.rmdir()

@@ -29,8 +29,10 @@ class SandboxLimits:
     file_mb: int = 16
     #: processes a command may have at once (RLIMIT_NPROC, counted per sandbox user namespace)
     nproc: int = 64
-    #: size of each writable tmpfs (/root, /tmp, /home, ...) in MiB
-    disk_mb: int = 32
+    #: size of each writable tmpfs (/root, /tmp, /home, ...) in MiB; the nine of them
+    #: together (216 MiB) stay under ``memory_budget_mb``, so a sandbox whose every
+    #: tmpfs is full still has room for its init once its commands are killed
+    disk_mb: int = 24
     #: bytes of a command's output kept (the environment shows fewer to the agent)
     output_bytes: int = 16384
     #: memory of the whole sandbox in MiB (processes, tmpfs, memfds): its cgroup's limit
@@ -46,10 +48,10 @@ class SandboxLimits:
             raise ValueError(f"sandbox limits out of range: {self}")
 
     def worst_case_mb(self, tmpfs_mounts: int = 9) -> int:
-        """The bound without a cgroup: every process at its address-space limit, every
-        tmpfs full, plus one output memfd per command's file-size limit (the init's own
-        process budget is four times a command's, so it counts four times)."""
-        return self.nproc * 4 * self.memory_mb + tmpfs_mounts * self.disk_mb + self.file_mb
+        """The bound without a cgroup: ``nproc`` processes (the limit counts every process
+        of the sandbox's user) at their address-space limit, every tmpfs full, and one
+        output memfd at the file-size limit."""
+        return self.nproc * self.memory_mb + tmpfs_mounts * self.disk_mb + self.file_mb
 
     def ulimit_line(self) -> str:
         """The bash ``ulimit`` call that applies these limits to a command's shell."""
