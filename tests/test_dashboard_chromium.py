@@ -324,3 +324,190 @@ async def test_phi_course_plot_and_not_estimable_message(tmp_path: Path) -> None
                 hub.close()
     finally:
         store.close()
+
+
+# ------------------------------------------------------------ finished runs
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    from view_runs import make_runs
+
+    return make_runs(tmp_path_factory.mktemp("chromium-view"))
+
+
+@asynccontextmanager
+async def viewing(runs: list[Path]) -> AsyncIterator[str]:
+    from agentbus.runs.viewer import Viewer
+
+    viewer = Viewer(runs, port=0)
+    url = await viewer.start()
+    try:
+        yield url
+    finally:
+        await viewer.stop()
+
+
+def _ended(run: Path) -> list[dict[str, Any]]:
+    import orjson
+
+    lines = (run / "events.jsonl").read_bytes().splitlines()
+    return [e for e in map(orjson.loads, lines) if e["type"] == "episode.ended"]
+
+
+BAR_FILLS = (
+    "Array.from(document.querySelectorAll('#phi-chart rect.bar'))"
+    ".map(b => [b.dataset.slot, b.getAttribute('fill'), getComputedStyle(b).fill])"
+)
+LINE_COLOURS = (
+    "Array.from(document.querySelectorAll('#phi-history g.phi-series'))"
+    ".map(g => [g.dataset.slot, g.querySelector('polyline.line').getAttribute('stroke')])"
+)
+
+
+async def test_finished_run_dashboard_lists_episodes_a_page_at_a_time(
+    finished: tuple[Path, Path], tmp_path: Path
+) -> None:
+    async with viewing([finished[0]]) as url, browser(url, tmp_path / "profile") as page:
+        # a finished run: the final state, the pill says so, and no error
+        await page.wait_for(DONE, lambda v: v == "64/64", 60)
+        pill = await page.wait_for(
+            "document.getElementById('conn').textContent", lambda v: v == "finished", 20
+        )
+        assert pill == "finished"
+        # bars coloured per slot, as the lines of the course plot, with an axis
+        fills = await page.wait_for(BAR_FILLS, lambda v: v and len(v) == 4, 20)
+        lines = dict(await page.wait_for(LINE_COLOURS, lambda v: v and len(v) == 4, 20))
+        assert len({f for _, f, _ in fills}) == 4
+        assert all(fill == lines[slot] for slot, fill, _ in fills)
+        assert len({css for *_, css in fills}) == 4  # the stylesheet no longer paints them green
+        ticks = await page.eval("document.querySelectorAll('#phi-chart text.tick').length")
+        assert ticks >= 4
+        # one page of 25 of 64 episodes; the filters go to the server
+        info = await page.wait_for(
+            "document.getElementById('page-info').textContent", lambda v: "of 64" in v, 20
+        )
+        assert info.startswith("1\u201325 of 64")
+        assert await page.eval("document.querySelectorAll('#recent tbody tr').length") == 25
+        await page.eval(
+            "(() => { const s = document.getElementById('f-outcome'); s.value = 'failure';"
+            " s.dispatchEvent(new Event('change')); })()"
+        )
+        statuses = await page.wait_for(
+            "Array.from(document.querySelectorAll('#recent tbody tr')).map(r => r.className)",
+            lambda v: bool(v) and set(v) == {"fail"},
+            20,
+        )
+        failed = sum(1 for e in _ended(finished[0]) if not e["outcome"]["success"])
+        assert len(statuses) == min(25, failed)
+        # the cost panel sits above the episode list, not under it
+        above = await page.eval(
+            "document.getElementById('cost-panel').compareDocumentPosition("
+            "document.getElementById('recent')) & Node.DOCUMENT_POSITION_FOLLOWING"
+        )
+        assert above
+        links = await page.wait_for(
+            "Array.from(document.querySelectorAll('#flip-links a.flip-link'))"
+            ".map(a => a.dataset.slot)",
+            lambda v: bool(v) and len(v) == 4,
+            20,
+        )
+        assert links == ["planning", "reasoning", "action", "reflection"]
+
+
+async def test_transcript_shows_each_modules_prompt_and_answer(
+    finished: tuple[Path, Path], tmp_path: Path
+) -> None:
+    event = next(e for e in _ended(finished[0]) if e["coalition"] == ["action"])
+    trace = event["outcome"]["trace"]
+    call = next(m for m in trace if m["type"] == "LLMCall" and m["sender"] == "action")
+    action = next(m for m in trace if m["type"] == "ActionProposed")
+    from urllib.parse import quote
+
+    async with viewing([finished[0]]) as url:
+        target = url.replace("/?", "/runs/0/?") if "?" in url else url + "runs/0/"
+        async with browser(
+            target + "#episode=" + quote(event["episode_id"], safe=""), tmp_path / "profile"
+        ) as page:
+            text = await page.wait_for(
+                "document.getElementById('trace').innerText",
+                lambda v: bool(v) and action["text"] in v,
+                60,
+            )
+            assert trace[0]["instruction"].splitlines()[0] in text
+            head = await page.eval("document.getElementById('trace-outcome').innerText")
+            assert "action: sim:strong" in head and "planning: sim:weak" in head
+            # the prompt is one click away; the raw answer is the model's own text
+            answers = await page.eval(
+                "Array.from(document.querySelectorAll("
+                "'#trace li[data-sender=\"action\"] details.call pre.answer-text'))"
+                ".map(p => p.textContent)"
+            )
+            assert call["answer"] in answers
+            await page.eval("document.querySelector('#trace details.call').open = true")
+            shown = await page.eval("document.querySelector('#trace details.call').innerText")
+            assert "system" in shown and trace[0]["instruction"].splitlines()[0] in shown
+            # the diff partner menu lists the task's other coalitions
+            partners = await page.wait_for(
+                "document.getElementById('diff-with').options.length", lambda v: v == 15, 20
+            )
+            assert partners == 15
+
+
+async def test_coalition_diff_marks_the_first_divergent_step(
+    finished: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from urllib.parse import quote
+
+    from agentbus.runs.runlog import episode_event, scan
+    from agentbus.runs.transcript import coalition_diff
+
+    flip = scan(finished[0]).flips("action")[0]
+    a, b = flip["without"]["episode_id"], flip["with"]["episode_id"]
+    want = coalition_diff(episode_event(finished[0], a) or {}, episode_event(finished[0], b) or {})
+    first = want["first_divergent_step"]
+    assert first is not None
+    async with viewing([finished[0]]) as url:
+        target = url + "runs/0/#diff=" + quote(a, safe="") + "&b=" + quote(b, safe="")
+        async with browser(target, tmp_path / "profile") as page:
+            marked = await page.wait_for(
+                "Array.from(document.querySelectorAll('#diff-table tr.diverge'))"
+                ".map(r => [r.dataset.step, r.dataset.first, r.innerText])",
+                lambda v: bool(v),
+                60,
+            )
+            assert len(marked) == 1 and marked[0][0] == str(first) and marked[0][1] == "true"
+            assert "diverges" in marked[0][2]
+            classes = await page.eval(
+                "Array.from(document.querySelectorAll('#diff-table tbody tr'))"
+                ".map(r => [Number(r.dataset.step), r.classList.contains('same')])"
+            )
+            assert all(same for step, same in classes if step < first)
+            summary = await page.eval("document.getElementById('diff-summary').textContent")
+            assert f"first divergent step: {first}" in summary
+            assert "slots on different models: action" in summary
+
+
+async def test_run_comparison_shows_both_runs_values(
+    finished: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from agentbus.runs.comparison import compare_runs
+    from agentbus.runs.runlog import scan
+
+    want = compare_runs(scan(finished[0]), scan(finished[1]))["models"][0]["slots"]
+    async with viewing(list(finished)) as url, browser(url, tmp_path / "profile") as page:
+        rows = await page.wait_for(
+            "Array.from(document.querySelectorAll('table.cmp[data-kind=\"slot\"] tbody tr'))"
+            ".map(r => [r.dataset.key, r.querySelector('td.a').textContent,"
+            " r.querySelector('td.b').textContent, r.querySelector('td.ci').textContent])",
+            lambda v: bool(v) and len(v) == 4,
+            60,
+        )
+        for (slot, a, b, ci), w in zip(rows, want, strict=True):
+            assert slot == w["slot"]
+            assert float(a) == pytest.approx(w["a"], abs=6e-4)
+            assert float(b) == pytest.approx(w["b"], abs=6e-4)
+            assert ci.endswith("over 4 tasks")
+        assert any(float(a) != float(b) for _, a, b, _ in rows)
+        body = await page.eval("document.body.innerText")
+        assert "nan" not in body.lower() and "run-a" in body and "run-b" in body

@@ -10,6 +10,7 @@ skipped, never cut off. :func:`scan` reads the log once into an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,18 +46,27 @@ class ReadOnlyStore(RunStore):
     """A run store over a finished run's log; nothing is ever written."""
 
     @classmethod
-    def open_finished(cls, run_dir: Path) -> ReadOnlyStore:
+    def prepare(cls, run_dir: Path) -> ReadOnlyStore:
+        """The store, not read yet (:meth:`scan` reads it)."""
         run_dir = check_run_dir(run_dir)
-        manifest = read_json(run_dir / MANIFEST) or {}
-        store = cls(run_dir, manifest)
-        try:
-            store._scan()
-        except OSError as exc:
-            raise UserError(f"cannot read {run_dir / EVENTS}: {exc.strerror or exc}") from None
+        store = cls(run_dir, read_json(run_dir / MANIFEST) or {})
         store._closed = True  # nothing more will come: streams end at the last event
         return store
 
-    def _scan(self) -> None:
+    @classmethod
+    def open_finished(cls, run_dir: Path) -> ReadOnlyStore:
+        store = cls.prepare(run_dir)
+        store.scan()
+        return store
+
+    def scan(self, sink: Callable[[dict[str, Any], int], None] | None = None) -> None:
+        """Index the log, handing every event and its line number to ``sink`` too (one pass)."""
+        try:
+            self._scan(sink)
+        except OSError as exc:
+            raise UserError(f"cannot read {self.events_path}: {exc.strerror or exc}") from None
+
+    def _scan(self, sink: Callable[[dict[str, Any], int], None] | None) -> None:
         size = 0
         with open(self.events_path, "rb") as fh:
             for index, raw in enumerate(fh):
@@ -71,6 +81,8 @@ class ReadOnlyStore(RunStore):
                 size += len(raw)
                 self._index(index, event, raw)
                 self._pos.append(size)
+                if sink is not None:
+                    sink(event, index)
 
     def close(self) -> None:  # nothing to release
         self._closed = True

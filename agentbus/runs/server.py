@@ -321,12 +321,20 @@ class LiveServer:
                         event = orjson.loads(raw)
                     except orjson.JSONDecodeError:
                         continue
-                    self.state.apply(event)
-                    self.episodes.add(event, line)
-                    if event.get("type") == ATTRIBUTION_SNAPSHOT:
-                        self.history.add(event)
+                    self.apply(event, line)
                 self._applied = stop
         return self.state
+
+    def apply(self, event: dict[str, Any], line: int) -> None:
+        """Fold one event of the log (at ``line``) into the figures, the plot and the index."""
+        self.state.apply(event)
+        self.episodes.add(event, line)
+        if event.get("type") == ATTRIBUTION_SNAPSHOT:
+            self.history.add(event)
+
+    def applied_up_to(self, offset: int) -> None:
+        """Events before ``offset`` were handed to :meth:`apply` by their reader already."""
+        self._applied = offset
 
     async def _status(self, request: web.Request) -> web.Response:
         state = await self._state()
@@ -401,7 +409,7 @@ class LiveServer:
         event = await self.store.episode_event_async(episode_id)
         if event is None:
             raise web.HTTPNotFound(
-                body=_dumps({"error": f"no finished episode {episode_id!r} in this run"}),
+                text=_dumps({"error": f"no finished episode {episode_id!r} in this run"}).decode(),
                 content_type="application/json",
             )
         return event
@@ -444,7 +452,7 @@ class LiveServer:
         if slot not in self.episodes.slots:
             return _error(400, f"unknown slot {slot!r}")
         flips = self.episodes.flips(slot, request.query.get("model") or None)
-        return _json({"slot": slot, "flips": flips[:500], "total": len(flips)})
+        return _json({"slot": slot, "flips": flips[:200], "total": len(flips)})
 
     async def _manifest(self, request: web.Request) -> web.Response:
         return _json(self.store.manifest)

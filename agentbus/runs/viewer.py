@@ -44,11 +44,12 @@ class Viewer:
     ) -> None:
         if not run_dirs:
             raise UserError("name at least one run directory")
-        self.stores = [ReadOnlyStore.open_finished(Path(d)) for d in run_dirs]
+        self.stores = [ReadOnlyStore.prepare(Path(d)) for d in run_dirs]
         # the first server's auth (token, loopback Host check) guards everything
         self.servers = [
             LiveServer(None, store, host=host, port=port, token=token) for store in self.stores
         ]
+        self._scanned = False
         token = self.servers[0].token
         for server in self.servers[1:]:
             server.token = token
@@ -106,6 +107,8 @@ class Viewer:
         return _json(result)
 
     async def start(self) -> str:
+        """Index the runs (when :meth:`prepare` has not) and listen; returns the URL."""
+        await self.prepare()
         runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=2.0)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port)
@@ -125,10 +128,13 @@ class Viewer:
         return self.url
 
     async def prepare(self) -> float:
-        """Index every run now (not on the first page load); returns the seconds it took."""
+        """Read and index every run now, one pass over each log; returns the seconds it took."""
         began = time.perf_counter()
-        for server in self.servers:
-            await server._state()
+        if not self._scanned:
+            for store, server in zip(self.stores, self.servers, strict=True):
+                await anyio.to_thread.run_sync(store.scan, server.apply)
+                server.applied_up_to(store.offset)
+            self._scanned = True
         return time.perf_counter() - began
 
     async def stop(self) -> None:
