@@ -511,3 +511,43 @@ async def test_run_comparison_shows_both_runs_values(
         assert any(float(a) != float(b) for _, a, b, _ in rows)
         body = await page.eval("document.body.innerText")
         assert "nan" not in body.lower() and "run-a" in body and "run-b" in body
+
+
+PILL = "document.getElementById('conn').textContent"
+
+
+async def test_live_dashboard_keeps_the_final_state_after_the_run(tmp_path: Path) -> None:
+    """The run ends (log closed): the page says finished, episodes still open; the server
+    then stops (no terminal to linger in): the page keeps its state and says how to reopen."""
+    store = RunStore.open(tmp_path / "run", {"env": "demo"}, result_keys=["env"])
+    hub = EventHub()
+    server = LiveServer(hub, store, host="127.0.0.1", port=0)
+    try:
+        async with anyio.create_task_group() as tg:
+            await tg.start(store.consume, hub)
+            url = await server.start()
+            await hub.publish("run.started", {"total": 6})
+            for i in range(6):
+                await hub.publish("episode.ended", ended(i))
+            await hub.publish("attribution.snapshot", snapshot(1.0))
+            await hub.publish("run.finished", {"episodes": 6})
+            async with browser(url, tmp_path / "profile") as page:
+                await page.wait_for(DONE, lambda v: v == "6/6", 60)
+                hub.close()  # the run is over: the log closes, the server stays
+                await page.wait_for(PILL, lambda v: v == "finished", 30)
+                await page.eval(
+                    "document.querySelector('#recent tbody tr[data-episode=\"ep3\"]').click()"
+                )
+                await page.wait_for(
+                    "document.getElementById('trace').innerText",
+                    lambda v: bool(v) and "plan for task t3" in v,
+                    20,
+                )
+                await server.stop()
+                pill = await page.wait_for(PILL, lambda v: v.startswith("finished ("), 30)
+                assert "python -m agentbus.view" in pill
+                assert await page.eval("document.getElementById('conn').className") == "pill"
+                assert await page.eval(DONE) == "6/6"
+    finally:
+        await server.stop()
+        store.close()

@@ -12,6 +12,7 @@ const token = params.get("token");
 const RECENT = 50;
 const RESYNC_MS = 2000;
 let stopped = false;
+let runModels = [];  // the run's default and test models (from the manifest)
 
 function withToken(path) {
   if (!token) return path;
@@ -494,7 +495,9 @@ function showCost(ev) {
   $("cost-panel").hidden = false;
   if (ev.type === "cost.estimate") {
     const range = isNum(ev.usd_low) ? " [" + usd(ev.usd_low) + ", " + usd(ev.usd_high) + "]" : "";
-    $("cost-estimate").textContent = "whole run, projected: " + usd(ev.usd) + range + " billed, " +
+    const simulated = runModels.length > 0 && runModels.every((m) => String(m).startsWith("sim:"));
+    const priced = simulated ? " at list prices (simulated models: nothing is billed), " : " at list prices, ";
+    $("cost-estimate").textContent = "whole run, projected: " + usd(ev.usd) + range + priced +
       Math.round(ev.tokens).toLocaleString() + " tokens sent (" + Math.round(100 * ev.confidence) +
       "% interval, from the first " + ev.blocks + " of " + ev.of + " task blocks)";
   } else if (ev.type === "pareto.front") {
@@ -549,6 +552,7 @@ async function main() {
   getJSON("api/manifest").then((m) => {
     const c = m.config || {};
     const tests = Array.isArray(c.test) ? c.test.join(", ") : c.test;
+    runModels = [...(Array.isArray(c.test) ? c.test : [c.test]), c.default].filter(Boolean);
     const bits = [c.preset && "preset " + c.preset, c.env, tests && "test " + tests,
       c.default && "default " + c.default]
       .filter(Boolean);

@@ -30,8 +30,9 @@ function el(tag, attrs, ...children) {
 
 const showCoalition = (k) => (k ? k : "(none)");
 const short = (v, n = 200) => { const t = typeof v === "string" ? v : JSON.stringify(v); return t.length > n ? t.slice(0, n - 1) + "\u2026" : t; };
+let knownSlots = [];  // from the open transcript, until the facets arrive
 const slotColor = (slot) => {
-  const slots = (facets && facets.slots) || [];
+  const slots = facets && facets.slots.length ? facets.slots : knownSlots;
   const i = slots.indexOf(slot);
   return i < 0 ? "var(--muted)" : COLORS[i % COLORS.length];
 };
@@ -215,6 +216,7 @@ async function showEpisode(id) {
   $("trace-outcome").replaceChildren();
   try {
     const t = await getJSON("api/transcript/" + encodeURIComponent(id));
+    knownSlots = t.slots || [];
     $("trace-outcome").replaceChildren(headBlock(t), verdictBlock(t));
     if (!t.traced) $("trace").appendChild(el("li", {}, "no message trace stored for this episode (the run used --no-trace)"));
     let step = null;
@@ -246,6 +248,7 @@ async function showDiff(a, b) {
   $("diff-summary").textContent = "";
   try {
     const d = await getJSON("api/diff?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b));
+    knownSlots = d.a.slots || [];
     const side = (s) => showCoalition(s.coalition) + " \u2014 " + (s.verdict.success ? "solved" : "not solved") +
       ", reward " + fmt(s.verdict.reward, 2);
     $("diff-a").textContent = "A: " + side(d.a);
