@@ -47,3 +47,64 @@ def test_plan_steps_from_numbered_or_bulleted_lists() -> None:
     plan = "Approach first.\n1. Find the roots.\n2) Square them.\n- Add them\nStep 4: submit"
     assert parse_steps(plan) == ["Find the roots.", "Square them.", "Add them", "submit"]
     assert parse_steps("Just prose, no list.") == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # a block of working in LaTeX first: the action block wins, not the first block
+        ("```latex\n\\frac{a}{b}\n```\n\n```action\ncalculator: 1/2\n```", "calculator: 1/2"),
+        # the instruction echoed before the answer: backticks mid-sentence open nothing
+        (
+            "Write the action as one ```action``` block.\n```action\nanswer: 7\n```",
+            "answer: 7",
+        ),
+        # the template copied first, then filled in
+        ("```action\n<the action>\n```\n```action\nsearch: area\n```", "search: area"),
+        # a one-line fence
+        ("```git status```", "git status"),
+        # an untagged block beats one in another language when no action block exists
+        ("```bash\nls\n```\n```\nanswer: 3\n```", "answer: 3"),
+        # run-on cut at the stop sequence leaves the action whole
+        ("```action\ncalculator: 2*3\n```\n", "calculator: 2*3"),
+    ],
+)
+def test_real_small_model_shapes(answer: str, expected: str) -> None:
+    parsed = parse_action(answer)
+    assert parsed.ok and parsed.text == expected, parsed
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ("Write the action for the current thought as one ```action``` block.", "no action"),
+        ("```action\n<the action>\n```", "template"),
+        ("(invalid: the fenced block is empty)", "no action"),
+        ("(none)", "no action"),
+        ("```latex\nx^2 + y^2\n```", "latex, not action"),
+        ("```action\n```", "empty"),
+    ],
+)
+def test_echoes_copies_and_other_languages_are_no_action(answer: str, why: str) -> None:
+    parsed = parse_action(answer)
+    assert not parsed.ok and why in (parsed.error or ""), parsed
+
+
+def test_the_history_shows_no_copyable_reason_and_keeps_to_its_budget() -> None:
+    from agentbus import ActionProposed, Feedback, Thought
+    from modules.praf.view import EpisodeView
+
+    view = EpisodeView()
+    for n in range(1, 7):
+        view.think(Thought(text=f"thought {n} " + "x" * 200, round=n))
+        valid = n != 2
+        view.act(ActionProposed(text="answer: 1", round=n, valid=valid, parse_error="empty"))
+        view.feedback(Feedback(text=f"feedback {n}", round=n))
+    full = view.history()
+    assert "Action: (none)" in full and "(invalid" not in full and "empty" not in full
+    short = view.history(budget_tokens=150)
+    assert len(short) < len(full) and short.startswith("(")
+    assert "Round 6" in short and "Round 1\n" not in short
+    assert "earlier rounds are not shown" in short
+    # the newest round stays even when it alone is over the budget
+    assert "Round 6" in view.history(budget_tokens=1)
