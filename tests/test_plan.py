@@ -1,4 +1,4 @@
-"""``python -m agentbus.plan``: the half-width it predicts at the planned size is the one a run gets."""
+"""``python -m agentbus.plan``: the half-width it predicts at the planned size is what a run gets."""
 
 from __future__ import annotations
 
@@ -55,9 +55,9 @@ def test_plan_from_a_math_pilot_predicts_the_extended_run(tmp_path: Path) -> Non
     The realised widest half-width must be within 20% of the predicted one.
     """
     run = ["--env", "math", "--slots", "planning,action", "--sim-speed", "300", "--seed", "5"]
+    plan_cmd = [sys.executable, "-m", "agentbus.plan", str(tmp_path), "--pilot", "30"]
     out = subprocess.run(
-        [sys.executable, "-m", "agentbus.plan", str(tmp_path), "--pilot", "30", "--target", "0.1"]
-        + ["--", *run],
+        [*plan_cmd, "--target", "0.1", "--", *run],
         capture_output=True,
         text=True,
         check=True,
@@ -66,13 +66,14 @@ def test_plan_from_a_math_pilot_predicts_the_extended_run(tmp_path: Path) -> Non
     assert found, out
     tasks, predicted = int(found.group(1)), float(found.group(2))
     assert tasks > 30
+    where = ["--run-dir", str(tmp_path), "--progress", "off", "--no-plots"]
     subprocess.run(
-        [sys.executable, "-m", "agentbus.run", *run, "--tasks", str(tasks)]
-        + ["--run-dir", str(tmp_path), "--progress", "off", "--no-plots"],
+        [sys.executable, "-m", "agentbus.run", *run, "--tasks", str(tasks), *where],
         capture_output=True,
         check=True,
     )
     results = json.loads((tmp_path / "results.json").read_text())
     shapley = results["models"]["sim:strong"]["shapley"]
     realised = max((v["ci_high"] - v["ci_low"]) / 2 for v in shapley.values())
+    print(f"math: {tasks} tasks, predicted +/-{predicted:.4f}, realised +/-{realised:.4f}")
     assert abs(realised / predicted - 1) < 0.2, (realised, predicted, out)
