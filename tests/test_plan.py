@@ -1,4 +1,4 @@
-"""``python -m agentbus.plan``: the half-width it predicts at the planned size is what a run gets."""
+"""``python -m agentbus.plan``: the half-width predicted at the planned size is what a run gets."""
 
 from __future__ import annotations
 
