@@ -110,6 +110,13 @@ RULES: tuple[Rule, ...] = (
         why="would modify the virtualenv; the run after it gets the plugin via PYTHONPATH",
     ),
     Rule(
+        "real small model (docs/real-models.md)",
+        r"(llama-venv|llama_cpp\.server|benchmarks/real_model\.py|#smollm2)",
+        "shape",
+        why="needs llama-cpp-python built (about 25 minutes) and a GGUF: benchmarks/real_model.py "
+        "runs these steps (pytest -m real_model) and its figures are in benchmarks/README.md",
+    ),
+    Rule(
         "real models",
         rf"-m {RUN_MODULE} .*{REAL_MODELS}",
         "parse",
