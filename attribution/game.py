@@ -207,6 +207,10 @@ class Game:
         graded = ((np.maximum(m - 1, 0) * s2) + prior) / np.maximum(m, 1)
         return np.where(self._nonbinary > 0, graded, prior)
 
+    def nonbinary_counts(self) -> IntArray:
+        """Per coalition, how many rewards were neither 0 nor 1 (graded rewards)."""
+        return self._nonbinary.copy()
+
     def missing(self) -> list[frozenset[str]]:
         """Coalitions that have no episode yet (as sets of slot names)."""
         return [self.members(int(m)) for m in np.flatnonzero(self._count == 0)]

@@ -8,7 +8,7 @@ truth tables rests on the same fact), so a run of n tasks is n tasks drawn
 from the generator with every coalition's outcome on each. A *pool* holds
 those outcomes for many tasks the generator really made and the simulator
 really played (``benchmarks/per_task_outcomes.py`` writes them), and a
-replication draws n of its tasks without replacement and builds the game a
+replication draws n of its tasks (with replacement) and builds the game a
 run would have built from them.
 
 The true value the intervals should cover comes from the stored truth
@@ -93,19 +93,45 @@ def shapley_by_permutations(values: Mapping[str, float], slots: Sequence[str]) -
 
 
 def draw_game(pool: Pool, rng: np.random.Generator, n: int, what: str = "reward") -> Game:
-    """The game of a run of ``n`` tasks drawn from the pool (without replacement)."""
-    rows = rng.choice(pool.tasks, size=n, replace=False)
+    """The game of a run of ``n`` tasks drawn from the pool.
+
+    Draws are with replacement, i.e. independent draws from the pool's
+    empirical distribution of tasks, so the pool's mean game is exactly the
+    truth of the world the replications come from (no finite-population
+    correction); a task drawn twice is two tasks of the run.
+    """
+    rows = rng.integers(0, pool.tasks, size=n)
     game = Game(pool.slots, unit_interval=what == "reward")
     k = len(pool.masks)
     game.add_many(
         np.tile(pool.masks, n),
-        [str(t) for t in np.repeat(rows, k)],
+        [str(t) for t in np.repeat(np.arange(n), k)],
         pool.values(what)[rows].ravel(),
     )
     return game
 
 
 Estimator = Callable[[Game], Estimates]
+
+
+def intervals(
+    pool: Pool,
+    n: int,
+    reps: int,
+    *,
+    seed: int = 0,
+    what: str = "reward",
+    estimator: Estimator | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """(ci_low, ci_high), each reps x slots, of ``reps`` runs of ``n`` tasks."""
+    rng = np.random.default_rng(seed)
+    estimate = estimator or (lambda g: shapley_values(g))
+    low = np.zeros((reps, len(pool.slots)))
+    high = np.zeros((reps, len(pool.slots)))
+    for r in range(reps):
+        est = estimate(draw_game(pool, rng, n, what))
+        low[r], high[r] = est.ci_low, est.ci_high
+    return low, high
 
 
 def coverage_hits(
@@ -119,15 +145,8 @@ def coverage_hits(
     estimator: Estimator | None = None,
 ) -> tuple[np.ndarray, FloatArray]:
     """(hits, halfwidths), each reps x slots: does each replication's interval hold the truth."""
-    rng = np.random.default_rng(seed)
-    estimate = estimator or (lambda g: shapley_values(g))
-    hits = np.zeros((reps, len(pool.slots)), dtype=bool)
-    widths = np.zeros((reps, len(pool.slots)))
-    for r in range(reps):
-        est = estimate(draw_game(pool, rng, n, what))
-        hits[r] = (est.ci_low <= truth) & (truth <= est.ci_high)
-        widths[r] = est.halfwidths()
-    return hits, widths
+    low, high = intervals(pool, n, reps, seed=seed, what=what, estimator=estimator)
+    return (low <= truth) & (truth <= high), (high - low) / 2.0
 
 
 def wilson(hits: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
