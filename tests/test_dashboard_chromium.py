@@ -219,10 +219,11 @@ async def test_dashboard_follows_a_streaming_run(tmp_path: Path) -> None:
                     # the old snapshot shape has no per-model table: one chart, a line per slot
                     course = await page.wait_for(SERIES, lambda v: len(v) == 1, 20)
                     assert [s for s, _, _ in course[0][1]] == SLOTS
-                    # click-through: one episode's message trace
-                    await page.eval(
-                        "document.querySelector('#recent tbody tr[data-episode=\"ep7\"]').click()"
-                    )
+                    # click-through: one episode's message trace (the list is fetched
+                    # from the server's index, at most once a second while live)
+                    row = "document.querySelector('#recent tbody tr[data-episode=\"ep7\"]')"
+                    await page.wait_for(row + " !== null", bool, 20)
+                    await page.eval(row + ".click()")
                     trace = await page.wait_for(
                         "document.getElementById('trace').innerText",
                         lambda v: bool(v) and "subtract three" in v,
@@ -535,9 +536,9 @@ async def test_live_dashboard_keeps_the_final_state_after_the_run(tmp_path: Path
                 await page.wait_for(DONE, lambda v: v == "6/6", 60)
                 hub.close()  # the run is over: the log closes, the server stays
                 await page.wait_for(PILL, lambda v: v == "finished", 30)
-                await page.eval(
-                    "document.querySelector('#recent tbody tr[data-episode=\"ep3\"]').click()"
-                )
+                row = "document.querySelector('#recent tbody tr[data-episode=\"ep3\"]')"
+                await page.wait_for(row + " !== null", bool, 20)
+                await page.eval(row + ".click()")
                 await page.wait_for(
                     "document.getElementById('trace').innerText",
                     lambda v: bool(v) and "plan for task t3" in v,

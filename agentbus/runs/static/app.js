@@ -12,6 +12,7 @@ const token = params.get("token");
 const RECENT = 50;
 const RESYNC_MS = 2000;
 let stopped = false;
+let listTimer = null;
 let runModels = [];  // the run's default and test models (from the manifest)
 
 function withToken(path) {
@@ -144,7 +145,7 @@ function fromStatus(s) {
     eps: s.episodes_per_s, tps: s.tokens_per_s, phi: s.phi || [], coalitions,
     recent: s.recent || [], finished: s.finished, snapshotN: s.phi_episodes ?? null,
     phiNote: s.phi_note ?? null, estimate: estimateRows(s.estimate_coalitions),
-    admittedTasks: s.admitted_tasks ?? null };
+    admittedTasks: s.admitted_tasks ?? null, readOnly: !!s.read_only };
   if (s.phi_estimable === false) out.phi = [];
   out.phiNote = notEstimableText(out.phiNote);
   return out;
@@ -234,10 +235,14 @@ function render() {
   // no pooled mean reward: it mixes coalitions and is biased mid-run
   $("reward").textContent = isNum(state.admittedTasks) ? String(state.admittedTasks) : "-";
   $("meter-fill").style.width = state.total ? Math.min(100, (100 * state.done) / state.total) + "%" : "0";
-  if (state.finished) $("conn").textContent = "finished";
+  if (state.finished && !stopped) $("conn").textContent = "finished";
   renderPhi();
   renderCoalitions();
-  if (state.offset !== listedAt) refreshEpisodes();
+  // the list follows a live run at most once a second (the resync re-renders meanwhile)
+  if (state.offset !== listedAt && !listTimer) {
+    listTimer = setTimeout(() => { listTimer = null; refreshEpisodes(); },
+      Math.max(0, 1000 - (Date.now() - listedTime)));
+  }
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -523,7 +528,7 @@ function watchCost() {
   es.onmessage = (msg) => {
     try { showCost(JSON.parse(msg.data)); } catch (err) { console.error(err); }
   };
-  es.onerror = () => { if (state && state.finished) es.close(); };
+  es.onerror = () => { if (state && (state.finished || state.readOnly)) es.close(); };
 }
 
 // ---- variants: what each varied slot runs on each side (--vary) -----------
@@ -544,7 +549,7 @@ function watchVariants() {
   es.onmessage = (msg) => {
     try { showVariants(JSON.parse(msg.data)); } catch (err) { console.error(err); }
   };
-  es.onerror = () => { if (state && state.finished) es.close(); };
+  es.onerror = () => { if (state && (state.finished || state.readOnly)) es.close(); };
 }
 
 async function main() {
@@ -559,7 +564,11 @@ async function main() {
     $("run-name").textContent = bits.join(" · ");
   }).catch(() => {});
   while (!(await resync())) await new Promise((r) => setTimeout(r, 2000));
-  connect();
+  if (state.readOnly) {
+    // agentbus.view: the log as it was when the viewer opened it; no live stream to follow
+    $("conn").textContent = state.finished ? "finished" : "log snapshot (the run had not finished)";
+    $("conn").className = "pill";
+  } else connect();
   watchVariants();
   watchCost();
   const timer = setInterval(() => { if (stopped) clearInterval(timer); else resync(); }, RESYNC_MS);

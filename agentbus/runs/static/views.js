@@ -11,6 +11,7 @@
 const PAGE = 25;
 const list = { offset: 0, total: 0, busy: false, again: false };
 let listedAt = -1;
+let listedTime = 0;
 let facets = null;
 
 function el(tag, attrs, ...children) {
@@ -58,6 +59,7 @@ async function refreshEpisodes() {
     const page = await getJSON("api/episodes?" + q.toString());
     list.total = page.total;
     listedAt = seen;
+    listedTime = Date.now();
     renderEpisodeRows(page.rows || []);
     const last = Math.min(page.total, list.offset + PAGE);
     $("page-info").textContent = page.total
