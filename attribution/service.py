@@ -51,6 +51,7 @@ from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
 from attribution.estimators import Estimator
 from attribution.exact import shapley_matrix, shapley_values
+from attribution.power import projection_note
 from attribution.results import (
     EXACT_MAX_SLOTS,
     FIXED,
@@ -146,6 +147,7 @@ class AttributionService:
         self._dirty = False
         self._last_publish = 0.0
         self._cache: dict[str, Estimates | None] = {}
+        self._projection: tuple[tuple[str, int] | None, str | None] = (None, None)
 
     # -- feeding ------------------------------------------------------------
 
@@ -338,6 +340,26 @@ class AttributionService:
             horizon=self.horizon,
             estimator=self.estimator_name,
         )
+
+    def projection_note(self) -> str | None:
+        """One live line: tasks and episodes the target needs at the spread seen so far.
+
+        The same projection as ``python -m agentbus.plan`` (:mod:`attribution.power`),
+        for the test model whose widest interval is widest; recomputed only when
+        admitted data changed.
+        """
+        target = self.target_halfwidth
+        model = self.widest_model()
+        if target is None or model is None:
+            return None
+        game = self.collector.games[model]
+        key = (model, game.episodes)
+        if self._projection[0] == key:
+            return self._projection[1]
+        est = self.sampled or Estimator("exact", game.n)
+        note = projection_note(est.per_task_values(game), target, est.episodes_per_task())
+        self._projection = (key, note)
+        return note
 
     def halfwidths(self, test_model: str, *, anytime: bool = False) -> np.ndarray | None:
         est = self.estimates(test_model)

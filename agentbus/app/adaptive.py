@@ -90,9 +90,13 @@ class AdaptiveScheduler:
                 block = self._singles(model, [key for key, _ in suggestion.coalitions])
         if block is None:
             few = len(self.tasks) < MIN_CLUSTERS
+            wanted = (
+                f"every interval reached the target (+/-{self.target:g})"
+                if self.service.stop == "halfwidth"
+                else stopping.describe(self.service.stop, self.target)
+            )
             self.stop_reason = (
-                "the tasks ran out before every interval reached the target "
-                f"(+/-{self.target:g}); give more tasks (--tasks) or a dataset"
+                f"the tasks ran out before {wanted}; give more tasks (--tasks) or a dataset"
                 + (f": the stop needs {MIN_CLUSTERS} tasks or more" if few else "")
             )
         return block

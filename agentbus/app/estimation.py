@@ -18,6 +18,7 @@ import numpy as np
 from agentbus.app.evaluation import EvaluationPlan
 from agentbus.environment import Task
 from attribution.estimators import Estimator
+from attribution.service import AttributionService
 
 
 def task_seed(seed: int, task_id: str) -> int:
@@ -56,3 +57,16 @@ def with_design(plan: EvaluationPlan, estimator: str, seed: int) -> EvaluationPl
         design=designer(chosen, plan.varied, seed),
         design_size=chosen.episodes_per_task(),
     )
+
+
+def live_status(
+    rate_note: Callable[[], str | None], service: AttributionService | None
+) -> Callable[[], str | None]:
+    """The progress display's status line: rate limits, and an adaptive run's projection."""
+
+    def note() -> str | None:
+        parts = [rate_note(), service.projection_note() if service is not None else None]
+        text = "; ".join(p for p in parts if p)
+        return text or None
+
+    return note

@@ -29,7 +29,7 @@ from agentbus.app.adaptive import AdaptiveScheduler
 from agentbus.app.best import BestRun
 from agentbus.app.config import RESULT_KEYS, RunConfig
 from agentbus.app.costs import RunCost, cost_markdown, price_table, print_cost
-from agentbus.app.estimation import with_design
+from agentbus.app.estimation import live_status, with_design
 from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory, cell_id
 from agentbus.app.executor import executor_summary, llm_report, open_runtime
 from agentbus.app.pareto import ParetoRun, pareto_phase
@@ -498,9 +498,9 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
             await tg.start(prep.store.consume, prep.hub)
             if config.progress != "off":
                 plain = None if config.progress == "auto" else config.progress == "plain"
-                progress = Progress(
-                    prep.hub, total, plain=plain, done=prep.counted, status=router.rate_limit_note
-                )
+                projection = prep.service if config.adaptive else None
+                status = live_status(router.rate_limit_note, projection)
+                progress = Progress(prep.hub, total, plain=plain, done=prep.counted, status=status)
                 await tg.start(progress.run)
             server = await _start_server(config, prep.hub, prep.store, prep.service, total, console)
             if server is not None:
