@@ -332,9 +332,9 @@ async def test_phi_course_plot_and_not_estimable_message(tmp_path: Path) -> None
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from view_runs import make_runs
+    from view_runs import shared_runs
 
-    return make_runs(tmp_path_factory.mktemp("chromium-view"))
+    return shared_runs(tmp_path_factory)
 
 
 @asynccontextmanager

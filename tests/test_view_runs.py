@@ -20,7 +20,7 @@ from urllib.parse import quote
 import aiohttp
 import orjson
 import pytest
-from view_runs import ROOT, make_runs
+from view_runs import ROOT, shared_runs
 
 import agentbus
 from agentbus.errors import UserError
@@ -32,7 +32,7 @@ from agentbus.runs.viewer import Viewer
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return make_runs(tmp_path_factory.mktemp("view"))
+    return shared_runs(tmp_path_factory)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
