@@ -22,6 +22,9 @@ class AgentContext:
     anthropic_base_url: str
     api_key: str
     off_slots: frozenset[str] = frozenset()
+    #: HTTP connection pools shared by every episode's SDK clients (the gateway's):
+    #: a pool per client would cost a TLS context each (~20 ms of CPU) per episode
+    shared: dict[str, Any] | None = field(default=None, repr=False)
     _clients: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -31,7 +34,12 @@ class AgentContext:
         if client is None:
             import openai
 
-            client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0)
+            client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key,
+                max_retries=0,
+                http_client=self._pool("openai", openai),
+            )
             self._clients["openai"] = client
         return client
 
@@ -43,10 +51,25 @@ class AgentContext:
             import anthropic
 
             client = anthropic.AsyncAnthropic(
-                base_url=self.anthropic_base_url, api_key=self.api_key, max_retries=0
+                base_url=self.anthropic_base_url,
+                api_key=self.api_key,
+                max_retries=0,
+                http_client=self._pool("anthropic", anthropic),
             )
             self._clients["anthropic"] = client
         return client
+
+    def _pool(self, name: str, sdk: Any) -> Any:
+        """The shared HTTP client for ``sdk`` (made on first use), or None for a private one."""
+        if self.shared is None:
+            return None
+        pool = self.shared.get(name)
+        if pool is None:
+            import httpx2
+
+            limits = httpx2.Limits(max_connections=None, max_keepalive_connections=1000)
+            pool = self.shared[name] = sdk.DefaultAsyncHttpxClient(limits=limits, timeout=600.0)
+        return pool
 
     def env(self) -> dict[str, str]:
         """The environment variables a child process gets (the command agent's contract)."""
@@ -60,12 +83,13 @@ class AgentContext:
         }
 
     async def aclose(self) -> None:
-        """Close the SDK clients made for this episode (their connection pools)."""
-        for client in self._clients.values():
-            try:
-                await client.close()
-            except Exception:
-                pass
+        """Close the SDK clients made for this episode (a shared pool stays open)."""
+        if self.shared is None:
+            for client in self._clients.values():
+                try:
+                    await client.close()
+                except Exception:
+                    pass
         self._clients.clear()
 
 

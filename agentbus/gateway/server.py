@@ -67,6 +67,8 @@ class Gateway:
         self.sessions: dict[str, Session] = {}
         self.root_url = ""
         self.calls = 0
+        #: HTTP pools the in-process agents' SDK clients share (AgentContext.shared)
+        self.pools: dict[str, Any] = {}
         self._runner: web.AppRunner | None = None
         self.app = self._build()
 
@@ -97,6 +99,12 @@ class Gateway:
         return self.root_url
 
     async def stop(self) -> None:
+        for pool in self.pools.values():
+            try:
+                await pool.aclose()
+            except Exception:
+                pass
+        self.pools.clear()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -118,6 +126,7 @@ class Gateway:
             anthropic_base_url=episode_root,
             api_key=session.token,
             off_slots=session.off,
+            shared=self.pools,
         )
 
     def close(self, session: Session) -> None:
