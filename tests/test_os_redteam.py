@@ -94,6 +94,26 @@ async def test_symlinks_and_fifos_in_the_protocols_old_files() -> None:
         await assert_all_fail(box)
 
 
+async def test_devs_links_cannot_be_replaced_by_files() -> None:
+    async with Sandbox(LIMITS) as box:
+        r = await box.run("for f in stdout stderr fd; do rm -rf /dev/$f; echo 0 > /dev/$f; done")
+        assert "Read-only file system" in r.output
+        # a check whose verdict goes through /dev/stdout still says 1
+        await assert_all_fail(box, f"test -f {NEVER} || echo 1 > /dev/stdout")
+
+
+async def test_lowering_the_inits_resource_limits_breaks_the_sandbox() -> None:
+    negative = "! getent group root >/dev/null"  # passes if getent cannot run
+    async with Sandbox(LIMITS) as box:
+        # control: starved of descriptors, the tool fails and the negated check passes
+        r = await box.run(f"bash -c 'ulimit -n 3; {negative}'; echo $?")
+        assert r.output.split()[-1] == "0"
+        r = await box.run("prlimit --pid 1 --nofile=16:16 --stack=65536:65536 && echo lowered")
+        assert "lowered" in r.output
+        v = await verdict(box, negative)
+        assert not v.passed and "sandbox broke" in v.why
+
+
 FAKE = "#!/bin/sh\necho 0\nexit 0\n"
 TOOLS = ("test", "[", "grep", "cat", "bash", "sh", "env", "python3", "stat", "head", "ls")
 

@@ -2,8 +2,9 @@
 
 What the sandboxed process sees: a read-only ``/usr`` (and the merged-usr
 symlinks, ``/etc/alternatives`` for Debian's awk and friends), its own
-``/proc`` and a minimal ``/dev``; everything writable (``/root``, ``/tmp``,
-``/etc``, ``/home``, ``/var``, ``/run``, ...) is a private tmpfs of bounded
+``/proc`` and a minimal read-only ``/dev`` (with a sized ``/dev/shm``);
+everything writable (``/root``, ``/tmp``, ``/etc``, ``/home``, ``/var``,
+``/run``, ...) is a private tmpfs of bounded
 size and the root itself is read-only, so nothing written inside reaches the
 host disk and nothing is left once the sandbox ends. New user, PID, IPC, UTS,
 network and cgroup namespaces; uid 0 inside is mapped to an unprivileged id
@@ -92,8 +93,11 @@ def bwrap_argv(
         argv += ["--ro-bind", path, path]
     for target, link in SYMLINKS:
         argv += ["--symlink", target, link]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
     size = str(limits.disk_mb * 1024 * 1024)
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    # /dev itself read-only (its links /dev/stdout, /dev/fd, ... cannot be replaced by
+    # files a check would then write into), with a sized /dev/shm of its own
+    argv += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     for path in WRITABLE:
         argv += ["--perms", "0700" if path == "/root" else "0755", "--size", size, "--tmpfs", path]
     # after /etc exists as a tmpfs: Debian's alternatives (awk -> mawk) inside it

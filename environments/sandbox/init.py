@@ -24,7 +24,10 @@ The trusted channel:
   answer is ``@@AB@@ <nonce> <status> <shown> <total> <flags>``, exactly
   ``shown`` bytes, then ``@@AB@@ end <nonce>``; the nonce is the host's,
   per request, so even a forged copy of the format is refused.
-- *Checks* (mode ``c``): first every other process in the namespace is
+- *Checks* (mode ``c``): if the init's own resource limits are not what
+  they were at start (``prlimit`` on PID 1 needs only the same uid), no
+  check runs and the answer says the sandbox was tampered with (flag
+  ``x``, the host treats it as broken). Then every other process in the namespace is
   stopped (``SIGSTOP`` until a scan finds all stopped; traced ones are
   killed, since a tracer could resume them; if they cannot be stopped, all
   are killed), so nothing the agent left running can write files, kill the
@@ -155,12 +158,24 @@ def bomb_reap(half: int) -> int:
     return killed
 
 
+#: every resource limit the kernel has (a check inherits those it does not set itself)
+RLIMITS = tuple(getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_"))
+
+
+def own_limits() -> dict[int, tuple[int, int]]:
+    return {r: resource.getrlimit(r) for r in RLIMITS}
+
+
 class Init:
     def __init__(self, cfg: dict[str, object]) -> None:
         self.cfg = cfg
         self.devnull = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
         self.nproc = int(str(cfg["nproc"]))
         self.frozen = False
+        # a process of the same uid may lower another's limits (prlimit needs no
+        # capability for that), and a check inherits them: a check whose tools fail
+        # for want of a stack or a descriptor could pass (``! getent group x``)
+        self.limits_at_start = own_limits()
 
     def limits(self, check: bool) -> None:
         c = self.cfg
@@ -237,6 +252,11 @@ class Init:
         if mode == "c":
             flags += freeze()
             self.frozen = True
+            if own_limits() != self.limits_at_start:  # tampered with: no check runs
+                note = b"[the sandbox's init was tampered with: its resource limits changed]\n"
+                head = b"%s %s 137 %d %d x\n" % (MARK, nonce.encode(), len(note), len(note))
+                send(head + note + b"%s end %s\n" % (MARK, nonce.encode()))
+                return
         elif self.frozen:  # the agent's turn again (a test judging twice): let them run
             kill_all(signal.SIGCONT)
             self.frozen = False

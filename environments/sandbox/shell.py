@@ -51,7 +51,7 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-_HEAD = re.compile(rb"@@AB@@ ([0-9a-f]{32}) (\d{1,3}) (\d{1,12}) (\d{1,15}) ([tk-]{1,2})\n\Z")
+_HEAD = re.compile(rb"@@AB@@ ([0-9a-f]{32}) (\d{1,3}) (\d{1,12}) (\d{1,15}) ([tkx-]{1,3})\n\Z")
 #: bytes the init may add to a command's output (the fork-bomb note)
 _NOTE_BYTES = 200
 
@@ -191,6 +191,8 @@ class Sandbox:
         if trailer != f"{MARK} end {nonce}\n".encode():
             raise SandboxError(f"broken protocol: bad trailer {trailer[:60]!r}")
         flags = head.group(5).decode()
+        if "x" in flags:
+            raise SandboxError("the sandbox's init was tampered with (its resource limits changed)")
         return CommandResult(
             exit_code=rc,
             output=body.decode(errors="replace"),

@@ -20,7 +20,8 @@ Framing of answers (read by :mod:`environments.sandbox.shell`)::
     @@AB@@ end <nonce>
 
 flags: ``t`` the timeout killed the command, ``k`` processes that could
-not be stopped before a check were killed, ``-`` none.
+not be stopped before a check were killed, ``x`` the init was tampered with
+(no check ran; the host treats the sandbox as broken), ``-`` none.
 """
 
 from __future__ import annotations
