@@ -6,7 +6,12 @@
 const token = new URLSearchParams(location.search).get("token");
 const withToken = (p) => (token ? p + (p.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : p);
 const $ = (id) => document.getElementById(id);
-const num = (x) => (typeof x === "number" && Number.isFinite(x) ? (x >= 0 ? "+" : "") + x.toFixed(3) : "n/a");
+// a signed figure (phi, a difference) or a plain one (a mean reward); never "-0.000"
+function num(x, signed = true) {
+  if (typeof x !== "number" || !Number.isFinite(x)) return "n/a";
+  const v = Math.abs(x) < 5e-4 ? 0 : x;
+  return (signed && v >= 0 ? "+" : "") + v.toFixed(3);
+}
 
 async function getJSON(path) {
   const resp = await fetch(withToken(path), { cache: "no-store" });
@@ -35,7 +40,8 @@ function table(title, rows, key, names) {
     const tr = document.createElement("tr");
     tr.dataset.key = r[key];
     cell(tr, r[key] || "(none)");
-    cell(tr, num(r.a), "a"); cell(tr, num(r.b), "b");
+    const signed = key === "slot";  // phi has a sign; a coalition's mean reward does not
+    cell(tr, num(r.a, signed), "a"); cell(tr, num(r.b, signed), "b");
     const moved = typeof r.low === "number" && (r.low > 0 || r.high < 0);
     cell(tr, num(r.diff), "diff" + (moved ? " moved" : ""));
     cell(tr, typeof r.low === "number" ? "[" + num(r.low) + ", " + num(r.high) + "] over " + r.n + " tasks"
