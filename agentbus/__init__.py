@@ -39,6 +39,7 @@ from agentbus.environment import (
 from agentbus.episode import Episode, EpisodeSpec
 from agentbus.errors import InfraError, UserError
 from agentbus.events import Event, EventHub
+from agentbus.inputs import json_loads, read_bounded, read_text
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.retry import UpstreamError
@@ -131,7 +132,10 @@ __all__ = [
     "UpstreamError",
     "UserError",
     "Verdict",
+    "json_loads",
     "on",
+    "read_bounded",
+    "read_text",
     "registry",
     "skill_role",
     "split_tool_calls",

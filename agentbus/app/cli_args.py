@@ -21,6 +21,7 @@ from agentbus.app import external
 from agentbus.app.config import RunConfig, build_config, load_toml, merge
 from agentbus.app.presets import preset_fragment
 from agentbus.errors import UserError
+from agentbus.inputs import CONFIG_LIMIT_MB, MIB, check_file, read_bounded
 from agentbus.runnable import require_runnable
 
 #: settings that only steer an adaptive run; without --adaptive they would do nothing
@@ -32,7 +33,15 @@ ADAPTIVE_ONLY: tuple[tuple[str, str], ...] = (
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports a bad flag as one line instead of usage + error."""
+    """argparse that reports a bad flag as one line instead of usage + error.
+
+    Abbreviated flags are off: ``--tok X`` would set ``--token`` without the
+    name that the manifest's redaction of credential flags looks for.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         # one line even when a flag's value holds a line break (found by fuzzing)
@@ -287,8 +296,10 @@ def overrides(ns: argparse.Namespace) -> dict[str, Any]:
 def manifest_config(run_dir: Path) -> dict[str, Any]:
     """The config a run directory was made with (``manifest.json`` -> ``config``)."""
     path = run_dir / "manifest.json"
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UserError(f"--resume takes a run directory; {run_dir} is a file")
     try:
-        data = orjson.loads(path.read_bytes())
+        data = orjson.loads(read_bounded(path, "run manifest", CONFIG_LIMIT_MB * MIB))
     except FileNotFoundError:
         raise UserError(f"nothing to resume: {path} does not exist") from None
     except orjson.JSONDecodeError as exc:
@@ -355,8 +366,10 @@ def parse_command(argv: list[str] | None = None) -> Command:
     require_runnable(config.env)
     if config.dataset is not None and not config.dataset.exists():
         raise UserError(f"dataset not found: {config.dataset}")
-    if config.knowledge is not None and not config.knowledge.exists():
-        raise UserError(f"knowledge file not found: {config.knowledge}")
+    if config.dataset is not None and not config.dataset.is_dir():  # a folder of task files
+        check_file(config.dataset, "dataset")
+    if config.knowledge is not None:
+        check_file(config.knowledge, "knowledge file")
     return Command(config=config, preflight=ns.preflight)
 
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agentbus import registry
 from agentbus.environment import DEFAULT_RUN_TASKS
 from agentbus.errors import UserError
+from agentbus.inputs import CONFIG_LIMIT_MB, MIB, read_text
 from agentbus.llm.config import LLMConfig
 from agentbus.sim.config import SimConfig
 from agentbus.variants import Variant, parse_vary
@@ -65,16 +66,28 @@ class RunSimConfig(SimConfig):
     speed: float = Field(6.0, ge=0.0)
 
 
+#: bounds on counts, far above any real run, so that a typo such as
+#: ``--tasks 99999999999999999999`` is one line, not an hour of task generation
+#: (the math generator makes ~50 tasks/s) or an overflow in a JSON file
+MAX_TASKS = 1_000_000
+MAX_REPEATS = 10_000
+MAX_STEPS = 100_000
+MAX_CONCURRENCY = 1_000_000
+
+
 class RunConfig(BaseModel):
     """Everything one evaluation run needs; the defaults are a complete run."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     env: str = "math"
     dataset: Path | None = None
     knowledge: Path | None = None
     tasks: int = Field(
-        default=DEFAULT_RUN_TASKS, ge=1, description="tasks the built-in generator makes"
+        default=DEFAULT_RUN_TASKS,
+        ge=1,
+        le=MAX_TASKS,
+        description="tasks the built-in generator makes",
     )
     limit: int | None = Field(default=None, ge=1, description="run only the first N tasks")
     seed: int = 0
@@ -105,10 +118,10 @@ class RunConfig(BaseModel):
     preset: str | None = None
     #: MMAU-style table: pass rate per variant of this slot, the other slots on their test side
     shift: str | None = None
-    repeats: int = Field(default=1, ge=1)
-    max_steps: int | None = Field(default=None, ge=1)
+    repeats: int = Field(default=1, ge=1, le=MAX_REPEATS)
+    max_steps: int | None = Field(default=None, ge=1, le=MAX_STEPS)
     episode_timeout_s: float = Field(default=600.0, gt=0)
-    concurrency: int = Field(default=1000, ge=1)
+    concurrency: int = Field(default=1000, ge=1, le=MAX_CONCURRENCY)
     #: task blocks started and not yet settled at once (None: about 256 episodes' worth)
     tasks_in_flight: int | None = Field(default=None, ge=1)
     #: tries per episode in one process before an infrastructure failure is given up
@@ -185,14 +198,18 @@ class RunConfig(BaseModel):
 
 
 def load_toml(path: Path) -> dict[str, Any]:
-    """Read a TOML config file; any problem is a one-line UserError."""
+    """Read a TOML config file (capped in size); any problem is a one-line UserError."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        text = read_text(path, "config file", CONFIG_LIMIT_MB * MIB)
     except FileNotFoundError:
         raise UserError(f"config file not found: {path}") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"config file {path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise UserError(f"config file {path} is nested too deeply to parse") from None
+
 
 
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -215,8 +232,29 @@ def _key_text(part: object) -> str:
     return text if _PLAIN_KEY.fullmatch(text) else json.dumps(text)
 
 
+#: integers a config may hold: what the run's JSON files (orjson, 64-bit) can store
+INT_RANGE = (-(1 << 63), (1 << 63) - 1)
+
+
+def _check_ints(data: Any, where: tuple[str, ...] = ()) -> None:
+    """Refuse an integer no file of the run could store (``--seed 2**64``) by its key."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            _check_ints(value, (*where, str(key)))
+    elif isinstance(data, list | tuple):
+        for i, value in enumerate(data):
+            _check_ints(value, (*where, str(i)))
+    elif isinstance(data, int) and not isinstance(data, bool):
+        if not INT_RANGE[0] <= data <= INT_RANGE[1]:
+            key = ".".join(_key_text(p) for p in where) or "config"
+            raise UserError(
+                f"invalid config: {key}: {data} is out of range (64-bit integers at most)"
+            )
+
+
 def build_config(data: dict[str, Any]) -> RunConfig:
     """Validate ``data``; report the first problem as ``key.path: message``."""
+    _check_ints(data)
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:

@@ -33,11 +33,13 @@ from agentbus.app.estimation import live_status, with_design
 from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory, cell_id
 from agentbus.app.executor import executor_summary, llm_report, open_runtime
 from agentbus.app.pareto import ParetoRun, pareto_phase
+from agentbus.app.resume_scope import check_scope
 from agentbus.app.workqueue import Block, WorkQueue
 from agentbus.environment import EnvSetup, Task, TaskSource
 from agentbus.episode import EpisodeSpec
 from agentbus.errors import UserError
 from agentbus.events import RUN_FINISHED, RUN_STARTED, EventHub
+from agentbus.interrupt import in_daemon_thread
 from agentbus.llm.router import LLMRouter
 from agentbus.llm.spec import parse_spec
 from agentbus.record import EpisodeRecord
@@ -288,6 +290,11 @@ def prepare(config: RunConfig) -> Prepared:
     )
     best = BestRun()
     replayed = [r for r in store.records()]
+    try:
+        check_scope(run_dir, setup.tasks, config.repeats, replayed)
+    except UserError:
+        store.close()
+        raise
     for record in replayed:
         service.observe(record)
         best.observe(record)
@@ -374,7 +381,7 @@ async def evaluate(
     console = console or Console()
     servers: list[LiveServer] = []
     try:
-        prep = await anyio.to_thread.run_sync(prepare, config)
+        prep = await in_daemon_thread(prepare, config)  # Ctrl-C during task setup works
         try:
             execution = await execute(prep, console, servers)
             report = finish(prep, execution, console)

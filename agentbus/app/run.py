@@ -61,6 +61,14 @@ def _failed(exc: BaseException) -> int:
 
 @pipe_safe
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # before the run's own handler is in place (imports, checks)
+        print("\nagentbus: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     configure(os.environ.get("AGENTBUS_LOG_LEVEL", "warning"))
     from agentbus.app.cli_args import parse_command
     from agentbus.app.preflight import check

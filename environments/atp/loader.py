@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentbus import UserError
+from agentbus import UserError, json_loads, read_text
 from environments.atp.problem import COQ_MARKER, ISABELLE_MARKER, Problem
 
 
@@ -22,8 +22,8 @@ def _prover(item: dict[str, Any]) -> str:
 
 def load_problems(path: Path) -> list[Problem]:
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = json_loads(read_text(path, "atp dataset"))
+    except (OSError, json.JSONDecodeError) as exc:
         raise UserError(f"atp: cannot read {path}: {exc}") from None
     items = raw if isinstance(raw, list) else [raw]
     out: list[Problem] = []

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from agentbus import UserError
+from agentbus import UserError, read_bounded
 from environments.git.compare import matches, pick_rule
 from environments.git.model import GitModel
 from environments.git.tree import Repo, TreeFormatError, default_tree, load_repo
@@ -146,7 +146,7 @@ def parse_levels(data: Any, where: str = "level file") -> LevelFile:
 def load_levels(path: Path) -> LevelFile:
     """Read a learnGitBranching level file (UserError when missing or malformed)."""
     try:
-        data = orjson.loads(Path(path).read_bytes())
+        data = orjson.loads(read_bounded(Path(path), "git level file"))
     except FileNotFoundError:
         raise UserError(f"git level file not found: {path}") from None
     except OSError as exc:

@@ -13,13 +13,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentbus import Task, UserError
+from agentbus import Task, UserError, json_loads, read_text
 from environments.math.latex import boxed
 
 
 def _read_json(path: Path, what: str) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, f"math {what} file")
     except FileNotFoundError:
         raise UserError(f"math {what} file not found: {path}") from None
     except OSError as exc:
@@ -27,7 +27,7 @@ def _read_json(path: Path, what: str) -> Any:
     except UnicodeDecodeError as exc:
         raise UserError(f"math {what} file {path} is not UTF-8 text (byte {exc.start})") from None
     try:
-        return json.loads(text)
+        return json_loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(
             f"math {what} file {path} is not valid JSON: {exc.msg} at line {exc.lineno}"

@@ -15,12 +15,13 @@ OS task (CapaBench's os/task5.json is a git level) is refused in one line.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from agentbus import UserError
+from agentbus import UserError, json_loads, read_text
 from environments.os.script import Script, parse_script
 from environments.os.task import OsTask, Step
 
@@ -30,14 +31,14 @@ log = structlog.get_logger(__name__)
 def load_file(path: Path) -> list[OsTask]:
     """Every task of one file, ids ``<file stem>-<index>``."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(path, "os dataset")
+    except OSError as exc:
         raise UserError(f"os: cannot read {path}: {exc}") from None
     try:
-        raw: Any = json.loads(text)
+        raw: Any = json_loads(text)
     except json.JSONDecodeError:
         try:
-            raw = [json.loads(line) for line in text.splitlines() if line.strip()]
+            raw = [json_loads(line) for line in text.splitlines() if line.strip()]
         except json.JSONDecodeError as exc:
             raise UserError(f"os: {path} is not JSON or JSON lines: {exc}") from None
     items = raw if isinstance(raw, list) else [raw]
@@ -63,16 +64,17 @@ def parse_task(item: Any, task_id: str, base: Path, where: str) -> OsTask:
         hint = f" (it looks like {kind}; try --env git)" if kind else ""
         raise UserError(f"os: {where} is not an OS task: no description/evaluation{hint}")
     create = item.get("create") or {}
+    if not isinstance(create, dict):
+        raise UserError(f"{where}: create must be an object, got {type(create).__name__}")
     init = _scripts(create.get("init", item.get("init")), base, f"{where}: init")
     start = parse_script(item["start"], base, f"{where}: start") if item.get("start") else None
     evaluation = item["evaluation"]
+    if not isinstance(evaluation, dict):
+        raise UserError(f"{where}: evaluation must be an object, got {type(evaluation).__name__}")
     match: dict[str, Any] | None = None
     check: tuple[Script | None, ...] = ()
     if "match" in evaluation:
-        m = evaluation["match"]
-        match = {"answer": m, "strip": True} if isinstance(m, str) else dict(m)
-        if "answer" not in match and "regex" not in match:
-            raise UserError(f"{where}: evaluation.match needs 'answer' or 'regex'")
+        match = parse_match(evaluation["match"], where)
     elif "check" in evaluation:
         raw = evaluation["check"]
         items = raw if isinstance(raw, list) else [raw]
@@ -97,10 +99,43 @@ def parse_task(item: Any, task_id: str, base: Path, where: str) -> OsTask:
         check=check,
         match=match,
         example=example,
-        labels=tuple(str(x) for x in item.get("labels", [])),
+        labels=_labels(item.get("labels"), where),
         category="file",
         steps=file_steps(match, example),
     )
+
+
+def parse_match(m: Any, where: str) -> dict[str, Any]:
+    """``evaluation.match``: a string, or ``answer``/``regex`` (checked now, not mid-run)."""
+    if isinstance(m, str):
+        return {"answer": m, "strip": True}
+    if not isinstance(m, dict):
+        raise UserError(
+            f"{where}: evaluation.match must be a string or an object with 'answer' or "
+            f"'regex', got {type(m).__name__} {m!r:.40}"
+        )
+    if "answer" not in m and "regex" not in m:
+        raise UserError(f"{where}: evaluation.match needs 'answer' or 'regex'")
+    if "answer" in m and not isinstance(m["answer"], str | int | float):
+        raise UserError(f"{where}: evaluation.match.answer must be text or a number")
+    if "regex" in m:
+        if not isinstance(m["regex"], str):
+            raise UserError(f"{where}: evaluation.match.regex must be a string")
+        try:
+            re.compile(m["regex"])
+        except (re.error, RecursionError, OverflowError) as exc:
+            raise UserError(
+                f"{where}: evaluation.match.regex is not a valid regular expression: {exc}"
+            ) from None
+    return dict(m)
+
+
+def _labels(raw: Any, where: str) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise UserError(f"{where}: labels must be a list, got {type(raw).__name__}")
+    return tuple(str(x) for x in raw)
 
 
 def file_steps(match: dict[str, Any] | None, example: Script | None) -> tuple[Step, ...]:

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentbus import UserError
+from agentbus import UserError, read_text
+
+#: largest script file a task may name (scripts are a few lines; this is a bound, not a size)
+SCRIPT_LIMIT = 1 << 20
 
 LANGUAGES = ("bash", "python")
 
@@ -58,7 +61,7 @@ def parse_script(raw: Any, base: Path | None, where: str) -> Script:
     if "file" in raw:
         path = (base or Path(".")) / str(raw["file"])
         try:
-            return Script(language, path.read_text(encoding="utf-8"))
+            return Script(language, read_text(path, f"{where}: script file", SCRIPT_LIMIT))
         except OSError as exc:
             raise UserError(f"{where}: cannot read script file {path}: {exc}") from None
     raise UserError(f"{where}: a script object needs 'code' or 'file'")

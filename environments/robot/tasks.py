@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from agentbus import Task, TaskSource, UserError
+from agentbus import Task, TaskSource, UserError, read_bounded
 from environments.robot.generator import generate, with_round_limit
 from environments.robot.rules import rules_for
 from environments.robot.scene import Scene, round_text
@@ -72,7 +72,7 @@ def generated_tasks(count: int, seed: int) -> list[Task]:
 def load_dataset(path: Path) -> list[Task]:
     """Scenes from a JSON file; a clear one-line error for anything wrong with it."""
     try:
-        raw: Any = orjson.loads(path.read_bytes())
+        raw: Any = orjson.loads(read_bounded(path, "robot dataset"))
     except FileNotFoundError:
         raise UserError(f"robot dataset {path} does not exist ({DATASET_HELP})") from None
     except (OSError, orjson.JSONDecodeError) as exc:

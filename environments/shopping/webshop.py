@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from agentbus import Task, UserError
+from agentbus import Task, UserError, read_bounded
 from environments.shopping.catalogue import Catalogue, Product, catalogue_for
 from environments.shopping.generator import make_goal
 from environments.shopping.goal import Goal
@@ -44,7 +44,7 @@ _HELP = (
 
 def _read(path: Path, what: str) -> Any:
     try:
-        return orjson.loads(path.read_bytes())
+        return orjson.loads(read_bounded(path, f"shopping {what}"))
     except FileNotFoundError:
         raise UserError(f"shopping {what} {path} does not exist ({_HELP})") from None
     except (OSError, orjson.JSONDecodeError) as exc:

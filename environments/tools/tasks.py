@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from agentbus import Task, TaskSource, UserError
+from agentbus import Task, TaskSource, UserError, read_bounded
 from environments.tools.apis import CATALOGUE
 from environments.tools.generator import make_spec
 from environments.tools.spec import TaskSpec
@@ -55,7 +55,7 @@ def make_task(spec: TaskSpec) -> Task:
 def load_specs(path: Path) -> list[TaskSpec]:
     """A dataset file: a JSON list of task objects, or ``{"tasks": [...]}``."""
     try:
-        raw = orjson.loads(path.read_bytes())
+        raw = orjson.loads(read_bounded(path, "tools dataset"))
     except FileNotFoundError:
         raise UserError(f"tools dataset not found: {path}") from None
     except (OSError, orjson.JSONDecodeError) as exc:
