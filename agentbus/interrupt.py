@@ -103,34 +103,6 @@ async def in_daemon_thread(func: Callable[..., T], *args: Any) -> T:
     return cast(T, box["result"])
 
 
-async def in_daemon_thread(func: Callable[..., T], *args: Any) -> T:
-    """``func(*args)`` in a daemon thread that a cancellation abandons instead of awaiting.
-
-    ``anyio.to_thread.run_sync`` waits for the thread even when cancelled, so
-    Ctrl-C did nothing while a long synchronous step ran (generating 100,000
-    tasks takes minutes). Here the caller returns at once; the thread, being a
-    daemon, ends with the process. Only for work whose half-done state is
-    harmless to drop (it must not be the only writer of a file in mid-write).
-    """
-    token = current_token()
-    done = anyio.Event()
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = func(*args)
-        except BaseException as exc:  # handed to the awaiting task as it is
-            box["error"] = exc
-        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
-            anyio.from_thread.run_sync(done.set, token=token)
-
-    threading.Thread(target=target, name=f"agentbus {func.__name__}", daemon=True).start()
-    await done.wait()
-    if "error" in box:
-        raise box["error"]
-    return cast(T, box["result"])
-
-
 def is_interrupt(exc: BaseException) -> bool:
     """A ``KeyboardInterrupt``, bare or inside task-group exception groups.
 
