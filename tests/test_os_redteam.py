@@ -186,17 +186,50 @@ async def test_python_checks_do_not_import_the_agents_modules() -> None:
         assert not v.passed
 
 
+def watcher(marker: str) -> str:
+    """A background loop that creates /root/late once a process naming ``marker`` runs.
+
+    The marker is split in the loop's own text, so its command line does not match."""
+    split = f"'{marker[:4]}''{marker[4:]}'"
+    return f"(while ! pgrep -f {split} >/dev/null; do sleep 0.01; done; touch /root/late) &"
+
+
 async def test_a_background_watcher_is_stopped_before_the_check() -> None:
     marker = "agentbus-check-marker"  # it acts only once a check with this text runs
     late = f"sleep 0.5; test -f /root/late && echo 0 || echo 1 # {marker}"
     async with Sandbox(LIMITS) as box:
-        await box.run(
-            f"(while ! pgrep -f {marker} >/dev/null; do sleep 0.01; done; touch /root/late) &"
-        )
+        await box.run(watcher(marker))
         assert not (await verdict(box, late)).passed
         # control: the same check on the agent's side of the sandbox is fooled
         r = await box.run(late, independent=True)
         assert r.output.strip() == "0"
+
+
+TRACER = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid = int(sys.argv[1])
+libc.ptrace(16, pid, 0, 0)  # PTRACE_ATTACH
+while True:
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status) or os.WIFSIGNALED(status):
+        break
+    libc.ptrace(7, pid, 0, 0)  # PTRACE_CONT without the signal: every stop swallowed
+"""
+
+
+async def test_a_traced_watcher_does_not_escape_the_stop() -> None:
+    marker = "agentbus-traced-marker"
+    late = f"sleep 0.5; test -f /root/late && echo 0 || echo 1 # {marker}"
+    async with Sandbox(LIMITS) as box:
+        await box.run(f"cat > /tmp/tracer.py <<'EOF'\n{TRACER}\nEOF")
+        r = await box.run(
+            watcher(marker) + " python3 /tmp/tracer.py $! & sleep 0.3; "
+            "grep -l 'TracerPid:.[1-9]' /proc/[0-9]*/status | wc -l"
+        )
+        assert int(r.output.split()[-1]) >= 1  # the watcher is being traced
+        assert not (await verdict(box, late)).passed
+        assert (await box.run("test -f /root/late || echo absent")).output == "absent\n"
 
 
 async def test_a_background_killer_cannot_reach_the_checks_tools() -> None:

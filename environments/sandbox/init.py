@@ -46,6 +46,7 @@ modes ``s`` (the agent's session: directory and exports carry over), ``i``
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import resource
@@ -89,12 +90,21 @@ def processes() -> list[int]:
     return [int(n) for n in os.listdir("/proc") if n.isdigit() and n != "1"]
 
 
-def state(pid: int) -> tuple[str, bool]:
-    """(state letter, traced?) of ``pid``; ``("X", False)`` when it is gone."""
+def threads(pid: int) -> list[str]:
+    """``/proc`` paths of every thread of ``pid``: a leader that has exited shows as a
+    zombie while its other threads still run, so each thread is looked at."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
+        return [f"/proc/{pid}/task/{t}" for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
+def state(task: str) -> tuple[str, bool]:
+    """(state letter, traced?) of one thread; ``("X", False)`` when it is gone."""
+    try:
+        with open(f"{task}/stat", "rb") as f:
             stat = f.read()
-        with open(f"/proc/{pid}/status", "rb") as f:
+        with open(f"{task}/status", "rb") as f:
             status = f.read()
     except OSError:
         return "X", False
@@ -128,12 +138,14 @@ def freeze() -> str:
         for _scan in range(2):  # two scans a moment apart: nothing resumed in between
             time.sleep(0.005)
             for pid in processes():
-                letter, traced = state(pid)
-                if traced:
-                    os.kill(pid, signal.SIGKILL)
-                    clean = False
-                elif letter not in STILL:
-                    clean = False
+                for task in threads(pid):
+                    letter, traced = state(task)
+                    if traced:
+                        with contextlib.suppress(OSError):
+                            os.kill(pid, signal.SIGKILL)
+                        clean = False
+                    elif letter not in STILL:
+                        clean = False
             if not clean:
                 break
         reap()
