@@ -264,3 +264,43 @@ async def test_ten_thousand_episodes_are_served_a_page_at_a_time(
         assert took < 30, took  # about 0.5 s here; generous for a loaded CI machine
     finally:
         await v.stop()
+
+
+async def test_viewer_reads_a_log_being_written_without_touching_it(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A torn last line (a run still writing, or a crash) is skipped, never cut off."""
+    live = tmp_path / "live"
+    live.mkdir()
+    data = (runs[0] / "events.jsonl").read_bytes()
+    torn = data + b'{"v":1,"seq":99999,"type":"episode.ended","episode_id":"x'
+    (live / "events.jsonl").write_bytes(torn)
+    v = Viewer([live], port=0)
+    url = await v.start()
+    try:
+        async with aiohttp.ClientSession() as s, s.get(url + "runs/0/api/status") as r:
+            status = await r.json()
+        assert status["done"] == 64 and status["read_only"] is True
+    finally:
+        await v.stop()
+    assert (live / "events.jsonl").read_bytes() == torn
+    assert not (live / "manifest.json").exists() and not (live / ".lock").exists()
+
+
+async def test_viewer_off_loopback_needs_its_token(runs: tuple[Path, Path]) -> None:
+    v = Viewer([runs[0]], host="127.0.0.2", port=0)
+    url = await v.start()
+    try:
+        assert "?token=" in url
+        base, token = url.split("?token=")
+        async with aiohttp.ClientSession() as s:
+            async with s.get(base + "runs/0/api/episodes") as r:
+                assert r.status == 401
+            async with s.get(base + "api/compare") as r:
+                assert r.status == 401
+            async with s.get(base + "runs/0/api/episodes?token=" + token) as r:
+                assert r.status == 200
+            async with s.get(url, allow_redirects=False) as r:  # the token goes on
+                assert r.status == 302 and r.headers["Location"].endswith("?token=" + token)
+    finally:
+        await v.stop()
