@@ -158,6 +158,19 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule("truth tables", r"-m agentbus\.truth (list|show|compare)(\s|$)", "run"),
     Rule(
+        "module discovery (docs/your-agent.md)",
+        r"-m agentbus\.discover(\s|$)",
+        "parse",
+        why="runs the user's agent; tests/test_gateway_run.py runs it on the plain example",
+    ),
+    Rule("example truth (examples/plain_openai)", r"^python examples/\w+/truth\.py$", "run"),
+    Rule(
+        "npm install of an example",
+        r"^npm ci ",
+        "shape",
+        why="installs the Node example's pinned package; tests/test_gateway_run.py does it",
+    ),
+    Rule(
         "vllm launcher",
         r"-m agentbus\.serve_vllm(\s|$)",
         "run",

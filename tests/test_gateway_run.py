@@ -230,3 +230,27 @@ def test_node_example_through_agent_cmd(tmp_path: Path) -> None:
     assert all(e["outcome"].get("error") is None for e in episodes)
     calls = sum(e["outcome"]["llm_calls"] for e in episodes)
     assert calls >= 3 * 24  # planner, solver and critic at least once each
+
+
+def test_discover_lists_the_example_modules_and_writes_a_config(tmp_path: Path) -> None:
+    out = tmp_path / "agent.toml"
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "agentbus.discover", "--agent-cmd",
+            f"{sys.executable} examples/plain_openai/agent.py",
+            "--dataset", "examples/plain_openai/tasks.jsonl", "--tasks", "2",
+            "--sim-speed", "0", "--out", str(out),
+        ],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines() if line}
+    assert int(rows["planner"][0]) == 2  # one planner call per task
+    assert int(rows["solver"][0]) >= 2 and int(rows["critic"][0]) >= 2
+    text = out.read_text()
+    assert 'slots = ["planner", "solver", "critic"]' in text
+    bad = subprocess.run(
+        [sys.executable, "-m", "agentbus.discover", "--dataset", "x.jsonl"],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1

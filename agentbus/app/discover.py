@@ -49,6 +49,7 @@ def parser() -> OneLineParser:
     a("--model", default="sim:weak", help="the model every module gets (default sim:weak)")
     a("--out", type=Path, default=Path("agentbus-agent.toml"), help="config skeleton to write")
     a("--agent-timeout", type=float, default=300.0, help="seconds per agent run")
+    a("--sim-speed", type=float, help="simulator speed factor (0 = no delays; default 6)")
     return p
 
 
@@ -75,6 +76,8 @@ class Discovery:
 
 def config_of(ns: argparse.Namespace) -> RunConfig:
     data: dict[str, Any] = {"default": ns.model, "agent_timeout_s": ns.agent_timeout}
+    if ns.sim_speed is not None:
+        data["sim"] = {"speed": ns.sim_speed}
     for key in ("agent", "agent_cmd", "agent_url", "dataset", "env"):
         if getattr(ns, key) is not None:
             data[key] = getattr(ns, key)
