@@ -285,6 +285,12 @@ async def test_viewer_reads_a_log_being_written_without_touching_it(
         await v.stop()
     assert (live / "events.jsonl").read_bytes() == torn
     assert not (live / "manifest.json").exists() and not (live / ".lock").exists()
+    # a bad line in the middle is damage, not a torn write: one clear line
+    lines = data.splitlines(keepends=True)
+    (live / "events.jsonl").write_bytes(b"".join([*lines[:5], b"{not json\n", *lines[5:]]))
+    done = cli("agentbus.view", str(live), "--port", "0")
+    assert done.returncode == 2 and "line 6 is corrupt" in done.stderr
+    assert done.stderr.count("\n") == 1
 
 
 async def test_viewer_off_loopback_needs_its_token(runs: tuple[Path, Path]) -> None:

@@ -70,13 +70,15 @@ class ReadOnlyStore(RunStore):
         size = 0
         with open(self.events_path, "rb") as fh:
             for index, raw in enumerate(fh):
-                if not raw.endswith(b"\n"):
-                    break  # a line still being written (or torn by a crash)
-                try:
-                    event = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    break
-                if not isinstance(event, dict):
+                event = _parse(raw)
+                if event is None:
+                    # a last line still being written (or torn by a crash) is left out;
+                    # a bad line with valid ones after it is damage, as resuming says
+                    if fh.read().strip():
+                        raise UserError(
+                            f"{self.events_path} line {index + 1} is corrupt and is followed "
+                            "by valid lines: repair or move the file"
+                        )
                     break
                 size += len(raw)
                 self._index(index, event, raw)
@@ -86,6 +88,16 @@ class ReadOnlyStore(RunStore):
 
     def close(self) -> None:  # nothing to release
         self._closed = True
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    if not raw.endswith(b"\n"):
+        return None
+    try:
+        event = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return event if isinstance(event, dict) else None
 
 
 def scan(run_dir: Path) -> EpisodeIndex:
