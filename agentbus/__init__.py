@@ -42,6 +42,7 @@ from agentbus.events import Event, EventHub
 from agentbus.inputs import json_loads, read_bounded, read_text
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.config import EndpointLimits
+from agentbus.llm.queueing import waiting_for_slot
 from agentbus.llm.retry import UpstreamError
 from agentbus.llm.spec import ModelSpec
 from agentbus.llm.tools import split_tool_calls
@@ -140,5 +141,6 @@ __all__ = [
     "skill_role",
     "split_tool_calls",
     "task_spread",
+    "waiting_for_slot",
 ]
 __version__ = "0.1.0"

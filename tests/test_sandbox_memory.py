@@ -68,3 +68,27 @@ def test_budget_arithmetic_and_the_bound_without_cgroups(monkeypatch: pytest.Mon
     # with a cgroup: every tmpfs full still leaves the init room in the default budget
     limits = SandboxLimits()
     assert 9 * limits.disk_mb + 32 <= limits.memory_budget_mb
+
+
+async def test_waiting_for_the_budget_is_kept_off_the_episodes_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentbus.llm.queueing import start_clock, stop_clock
+
+    monkeypatch.setenv(budget.ENV_VAR, "40")
+    limits = SandboxLimits(**{**LIMITS.__dict__, "memory_budget_mb": 40})
+    async with Sandbox(limits) as first:
+
+        async def second() -> float:
+            clock, token = start_clock()  # what an episode has
+            try:
+                async with Sandbox(limits):
+                    return clock.waited_s
+            finally:
+                stop_clock(token)
+
+        waiting = asyncio.ensure_future(second())
+        await asyncio.sleep(0.5)  # the second sandbox waits for the first's share
+        assert not waiting.done()
+        await first.run("true")
+    assert await waiting >= 0.4  # counted as queueing, so the deadline moved out

@@ -30,6 +30,7 @@ import signal
 from collections.abc import Sequence
 from pathlib import Path
 
+from agentbus import waiting_for_slot
 from environments.sandbox import budget, cgroup, signals
 from environments.sandbox.bwrap import bwrap_argv
 from environments.sandbox.limits import SandboxLimits
@@ -94,7 +95,10 @@ class Sandbox:
             return
         mb = self.limits.memory_budget_mb
         self._gate = budget.gate()
-        await self._gate.acquire(mb)
+        # waiting for the run's budget is the run's traffic, not the episode's own time:
+        # it moves the episode's deadline out, as a wait for a model slot does
+        with waiting_for_slot():
+            await self._gate.acquire(mb)
         self.cgroup = cgroup.make(mb)
         argv = bwrap_argv(
             supervisor_argv(self.limits), self.limits, hostname=self.hostname, caps=True
