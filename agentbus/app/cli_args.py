@@ -172,6 +172,11 @@ def parser() -> OneLineParser:
         choices=["auto", "exact", "loo", "permutation", "stratified", "msr", "leverage"],
         help="how phi is estimated: auto = exact up to 5 slots, msr above (docs/statistics.md)",
     )
+    a(
+        "--screen",
+        choices=["off", "loo"],
+        help="loo: screen out modules that cannot matter at --target-halfwidth first",
+    )
     a("--run-dir", type=Path, help="run directory (resumes if it holds this run)")
     a("--resume", type=Path, metavar="DIR", help="resume the run in DIR with its own config")
     a("--serve", metavar="[HOST:]PORT", help="serve the live dashboard and event stream")
@@ -241,6 +246,7 @@ FLAT_KEYS = (
     "target_halfwidth",
     "max_episodes",
     "estimator",
+    "screen",
     "run_dir",
     "serve",
     "token",
@@ -329,6 +335,8 @@ def check_adaptive_only(config: RunConfig, user_set: dict[str, Any]) -> None:
     if config.adaptive:
         return
     for key, flag in ADAPTIVE_ONLY:
+        if key == "target_halfwidth" and config.screen != "off":
+            continue  # the screen's precision
         if key in user_set:
             raise UserError(
                 f"{flag} (config key {key}) only applies with --adaptive; add --adaptive or drop it"

@@ -139,6 +139,8 @@ class RunConfig(BaseModel):
     estimator: Literal["auto", "exact", "loo", "permutation", "stratified", "msr", "leverage"] = (
         "auto"
     )
+    #: loo: a leave-one-out screen first, then the game of the slots that can matter
+    screen: Literal["off", "loo"] = "off"
 
     run_dir: Path | None = None
     serve: str | None = None

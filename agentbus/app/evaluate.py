@@ -30,6 +30,7 @@ from agentbus.app.best import BestRun
 from agentbus.app.config import RESULT_KEYS, RunConfig
 from agentbus.app.costs import RunCost, cost_markdown, price_table, print_cost
 from agentbus.app.estimation import live_status, with_design
+from agentbus.app.screened import evaluate_screened
 from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory, cell_id
 from agentbus.app.executor import executor_summary, llm_report, open_runtime
 from agentbus.app.pareto import ParetoRun, pareto_phase
@@ -379,6 +380,8 @@ async def evaluate(
     state can still be read; ``on_report`` receives the report before that.
     """
     console = console or Console()
+    if config.screen == "loo":  # phase 1 (the screen), then this function on the kept slots
+        return await evaluate_screened(config, console, functools.partial(evaluate, linger=linger))
     servers: list[LiveServer] = []
     try:
         prep = await in_daemon_thread(prepare, config)  # Ctrl-C during task setup works
