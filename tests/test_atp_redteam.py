@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from environments.atp import coq
-from environments.atp.generator import MARKER, generate
+from environments.atp.generator import MARKER
 from environments.atp.problem import Problem
 from environments.atp.prover import Checker, _extra_binds, available
 from environments.sandbox import unavailable
@@ -163,7 +163,7 @@ ATTACKS: dict[str, tuple[str, bool]] = {
         True,
     ),
     "Extraction over the compiled file": (
-        'Proof. Abort. Require Extraction. Extraction "/tmp/w/Submission" nat. '
+        'Proof. Abort. Require Extraction. Extraction "/tmp/w/Proof" nat. '
         'Cd "/tmp". Axiom false_thm : 1 = 2.',
         True,
     ),
@@ -214,7 +214,7 @@ async def test_every_attack_fails_on_the_verdict_alone() -> None:
         if compiles == verdicts[name].startswith("Coq rejected the proof")
     ]
     assert not wrong_stage, "\n".join(wrong_stage)
-    assert "Submission.cheat" in verdicts["issue: Context cheat printing the verdict"]
+    assert "Proof.cheat" in verdicts["issue: Context cheat printing the verdict"]
     assert "does not prove 'false_thm'" in verdicts["statement swap after Abort"]
     assert "assumed to be guarded" in verdicts["Global Unset Guard Checking (carries into Require)"]
 
@@ -239,10 +239,13 @@ async def test_the_reference_copy_counts_as_an_axiom() -> None:
 
 
 async def test_honest_proofs_pass_with_the_same_pipeline() -> None:
-    """The control: a true statement, an inductive type of the problem's own, generated problems."""
+    """The control: a true statement, and one about an inductive type of the problem's own.
+
+    (The copy is declared in the same file, so the problem's inductive types and
+    definitions are the same constants on both sides; CapaBench's and the generated
+    reference proofs are in ``test_atp_coq.py``.)
+    """
     true = Problem("true", "coq", f"{HEADER} Fact true_thm: 1 + 1 = 2.{MARKER}", "true_thm", "")
-    checker = Checker(parallel=4, guard=False)
-    assert (await checker.check(true, "Proof. reflexivity. Qed.")).accepted
     inductive = Problem(
         "inductive",
         "coq",
@@ -252,8 +255,18 @@ async def test_honest_proofs_pass_with_the_same_pipeline() -> None:
         "flip_twice",
         "",
     )
-    result = await checker.check(inductive, "Proof. intros c. destruct c; reflexivity. Qed.")
-    assert result.accepted, result.message
-    for problem in generate(5, seed=1):
-        result = await checker.check(problem, problem.reference)
-        assert result.accepted, result.message
+    checker = Checker(parallel=4, guard=False)
+    proofs = [
+        (true, "Proof. reflexivity. Qed."),
+        (inductive, "Proof. intros c. destruct c; reflexivity. Qed."),
+    ]
+    results: list[str] = []
+
+    async def one(problem: Problem, proof: str) -> None:
+        result = await checker.check(problem, proof)
+        results.append("" if result.accepted else result.message)
+
+    async with anyio.create_task_group() as tg:
+        for problem, proof in proofs:
+            tg.start_soon(one, problem, proof)
+    assert results == ["", ""], results

@@ -45,7 +45,7 @@ KEEP = 8192
 #: what the check step's whole output must be
 CLOSED = "Closed under the global context"
 #: logical root and module of the submission (``-Q . AbSub``)
-ROOT, MODULE = "AbSub", "Submission"
+ROOT, MODULE = "AbSub", "Proof"
 _IDENT = re.compile(r"[^\W\d][\w']*")
 _KEYWORDS = r"Theorem|Lemma|Fact|Remark|Corollary|Proposition|Property|Example|Definition"
 
@@ -53,7 +53,7 @@ _KEYWORDS = r"Theorem|Lemma|Fact|Remark|Corollary|Proposition|Property|Example|D
 # writes while it compiles (Redirect, Extraction) can end up in the answer
 _COMPILE = f"""
 mkdir -p /tmp/w && tar -xf - -C /tmp/w && cd /tmp/w || exit 3
-coqc -q -Q . {ROOT} -o /tmp/w/{MODULE}.vo /tmp/w/{MODULE}.v </dev/null 2>&1 \\
+coqc -q -Q . {ROOT} -o /tmp/w/{MODULE}.vo {MODULE}.v </dev/null 2>&1 \\
   | head -c {OUTPUT_CAP} > /tmp/log
 rc="${{PIPESTATUS[0]}}"
 rm -rf /tmp/o && mkdir /tmp/o && cd /tmp/o || exit 3
@@ -113,7 +113,8 @@ def with_reference(problem: Problem, proof: str, tag: str) -> str | None:
     if not found:
         return None
     m = found[-1]
-    copy = f"{m.group(1)} __ab_ref_{tag}{head[m.end() :].rstrip()} Admitted.\n"
+    # on the theorem's own line, so the agent's line numbers are those of the file it saw
+    copy = f"{m.group(1)} __ab_ref_{tag}{head[m.end() :].rstrip()} Admitted. ".replace("\n", " ")
     return f"{head[: m.start()]}{copy}{head[m.start() :]}{proof}\n{source[hole.end() :]}\n"
 
 
@@ -143,7 +144,7 @@ def _output(run: Bounded) -> str:
 async def compile_file(
     text: str, limits: SandboxLimits, extra_ro: list[tuple[str, str]]
 ) -> Compiled:
-    """Step 1: coqc on ``text`` as module ``AbSub.Submission``."""
+    """Step 1: coqc on ``text`` as module ``AbSub.Proof`` (messages name ``./Proof.v``)."""
     run = await run_bounded(
         _COMPILE,
         {f"{MODULE}.v": text.encode()},

@@ -160,7 +160,7 @@ class Checker:
             return Result(True, "Coq accepted the proof (no axioms used).")
         detail = _cut(verdict.detail, tag)
         if verdict.reason == "assumptions":
-            return Result(False, f"The proof depends on axioms or unsafe flags:\n{detail}")
+            return Result(False, f"The proof depends on axioms:\n{detail}")
         if verdict.reason == "kernel":
             return Result(False, f"coqchk rejected the compiled proof:\n{detail}")
         return Result(
