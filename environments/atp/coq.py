@@ -11,14 +11,16 @@ Step 2 runs in another fresh sandbox with a file the agent never saw: it
 commands: nothing the proof printed at compile time is printed again),
 switches guard, positivity and universe checking back on (a
 ``Global Unset`` in the proof would otherwise carry over), checks that the
-constant at the theorem's full path has exactly the type of a reference
-copy of the statement, and prints its assumptions. The verdict is that
+constant at the theorem's full path has the type of a reference copy of
+the statement (up to conversion, which is what proving it means), and
+prints its assumptions. The verdict is that
 process's whole output being ``Closed under the global context``; when it
 is, ``coqchk`` re-checks the compiled module in Coq's independent kernel
 checker and must list nothing of the submission as an axiom or unsafe.
 
 The reference copy is the original statement under a fresh random name
-(``Lemma __ab_ref_<hex> ... Admitted.``), placed right before the theorem,
+(same keyword, ``__ab_ref_<hex>``, closed by ``Admitted.``), placed right
+before the theorem on its line,
 so it is elaborated in the problem's own context (its inductive types,
 definitions, scopes and notations), before any line the agent wrote. A
 proof that aborts the theorem and states another one, wraps it in a
