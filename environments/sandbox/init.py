@@ -204,7 +204,11 @@ class Init:
 
     def spawn(self, mode: str, command: str, args: list[str], out: int) -> int:
         if mode == "c":
-            argv = [BASH, "--noprofile", "--norc", "-c", command, "bash", *args]
+            # root's powers over files (as in AgentBench's container), but a strict subset
+            # of the init's capabilities: a check that runs the agent's code (``bash -ic``
+            # reads ~/.bashrc) still cannot ptrace the init or open its pipes
+            keep = [SETPRIV, "--bounding-set=-sys_ptrace,-sys_admin", "--inh-caps=-all", "--"]
+            argv = [*keep, BASH, "--noprofile", "--norc", "-c", command, "bash", *args]
             env = {"PATH": CHECK_PATH, "HOME": "/root", "LANG": "C.UTF-8"}
         else:
             drop = [SETPRIV, "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"]
