@@ -15,7 +15,10 @@ The trusted channel:
   open ``/proc/PID/fd``, ``/proc/PID/mem`` of another only when its
   capabilities are a superset of the target's, so no command can read or
   write this process's pipes or memory, nor those of a check (checks keep
-  the capabilities). Signals from inside the namespace cannot kill PID 1.
+  most capabilities, root's powers over files among them, but not
+  ``CAP_SYS_PTRACE`` or ``CAP_SYS_ADMIN``: a strict subset of this
+  process's, so agent code a check runs on purpose cannot reach it either).
+  Signals from inside the namespace cannot kill PID 1.
 - *Framing.* Requests arrive on stdin, answers leave on stdout: both are
   pipes created by the host, held only by this process (children get
   ``/dev/null`` and an anonymous ``memfd`` instead). A command's output
