@@ -13,9 +13,9 @@ subprocess before pytest starts (the code under test is never edited):
 * ``no-admission``: live snapshots take every episode as it ends instead of
   complete task blocks in issue order.
 
-Each mutation must make at least one of the tests fail; the script prints
-which failed and exits 1 if a mutation went uncaught or the unmutated run
-failed.
+Each mutation must make at least one of the tests fail (a mutated run
+stops at the first failure, ``-x``); the script prints the test that failed
+and exits 1 if a mutation went uncaught or the unmutated run failed.
 
     python benchmarks/mutations.py            # about 3-5 minutes on two cores
 """
@@ -73,6 +73,9 @@ sv.AttributionService.__init__ = _unordered
 
 
 def run(name: str, tests: list[str]) -> tuple[int, list[str], float]:
+    """Run ``tests`` under mutation ``name``; a mutated run stops at its first failure."""
+    if name != "none":
+        tests = ["-x", *tests]
     code = (
         "import sys, pytest\n"
         + MUTATIONS[name]

@@ -35,6 +35,7 @@ from attribution.pareto import (
     label,
     predict,
     promising,
+    wilson_row,
 )
 
 PARETO: RecordKind = "pareto"
@@ -108,7 +109,7 @@ class ParetoRun:
             }
             point.run = {
                 "tasks": len(tasks),
-                "acc": mean_interval(list(acc.values()), self.confidence, floor=0.0, ceiling=1.0),
+                "acc": wilson_row(list(acc.values()), self.confidence),
                 "cost_usd": mean_interval(list(costs.values()), self.confidence, floor=0.0),
                 "acc_vs_predicted": compare(point.acc_terms, acc, point.acc),
                 "cost_vs_predicted": compare(point.cost_terms, costs, point.cost),
