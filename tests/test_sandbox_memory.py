@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +94,9 @@ async def test_waiting_for_the_budget_is_kept_off_the_episodes_timeout(
         assert not waiting.done()
         await first.run("true")
     assert await waiting >= 0.4  # counted as queueing, so the deadline moved out
+
+
+def test_a_refused_move_into_the_group_still_starts_the_command(tmp_path: Path) -> None:
+    argv = cgroup.enter_argv(tmp_path / "no-such-group", ["sh", "-c", "echo started"])
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    assert done.returncode == 0 and done.stdout == "started\n" and done.stderr == ""

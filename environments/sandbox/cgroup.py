@@ -110,8 +110,11 @@ def root() -> Root | None:
         path = base / f"agentbus-{os.getpid()}"
         try:
             path.mkdir(exist_ok=True)
-            if version == 1:
-                (path / "memory.use_hierarchy").write_text("1")
+            if version == 1:  # on by default in recent kernels (and then not writable)
+                with contextlib.suppress(OSError):
+                    (path / "memory.use_hierarchy").write_text("1")
+            else:  # sandbox groups below this one need the controller handed down
+                (path / "cgroup.subtree_control").write_text("+memory")
             # the run's whole budget as a kernel limit too: page cache a removed sandbox
             # group hands up to this one is reclaimed within it, never counted beyond it
             total = str(budget.total_mb() * 1024 * 1024)
@@ -165,7 +168,8 @@ def enter_argv(group: Path | None, argv: list[str]) -> list[str]:
     if group is None:
         return argv
     procs = str(group / "cgroup.procs")
-    return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs, *argv]
+    # should the move be refused, the sandbox still starts (bounded by its rlimits only)
+    return ["/bin/sh", "-c", 'echo $$ 2>/dev/null > "$0"; exec "$@"', procs, *argv]
 
 
 async def remove(group: Path | None) -> None:
