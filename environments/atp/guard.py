@@ -1,7 +1,8 @@
 """Refusing proofs that cheat, before any prover runs.
 
 Coq: ``Admitted``/``admit``/``Abort``, new assumptions (``Axiom``,
-``Parameter``, ``Hypothesis``, ``Variable``, ``Conjecture``...), any new
+``Parameter``, ``Hypothesis``, ``Variable``, ``Context``, ``Conjecture``...),
+notations, file and plugin commands (``Redirect``, ``Load``, ``Declare``), any new
 declaration (which could redefine the proposition after closing the real
 one), or a proof that does not end with exactly one ``Qed.``/``Defined.``.
 Comments are dropped and string contents blanked first, in one linear pass
@@ -20,7 +21,8 @@ _COQ_BANNED = re.compile(
     r"\b(Admitted|admit|Abort|Axioms?|Parameters?|Hypothes[ie]s|Variables?|Conjecture|"
     r"Theorem|Lemma|Fact|Remark|Corollary|Proposition|Definition|Fixpoint|CoFixpoint|"
     r"Inductive|CoInductive|Example|Instance|Reset|Back|Module|Section|Require|Import|"
-    r"Local|Global|Set|Unset|Extraction|Drop|Load)\b"
+    r"Local|Global|Set|Unset|Extraction|Drop|Load|Context|Include|Declare|Program|Obligations?|"
+    r"Notation|Infix|Redirect|Primitive|Register)\b"
 )
 _COQ_END = re.compile(r"\b(Qed|Defined)\s*\.")
 _LEAN_BANNED = re.compile(r"\b(sorry|admit|axiom|theorem|lemma|def|instance|opaque)\b")
