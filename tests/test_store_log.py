@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 
 from agentbus.errors import UserError
 from agentbus.events import EventHub
-from agentbus.runs.store import RunStore
+from agentbus.runs.store import RunStore, check_log
 
 CONFIG = {"env": "math", "models": {"test": "sim:strong", "default": "sim:weak"}, "seed": 7}
 KEYS = ["env", "models.test", "models.default", "seed"]
@@ -104,6 +106,50 @@ async def test_corrupt_line_in_the_middle_is_refused(tmp_path: Path) -> None:
     append_bytes(run / "events.jsonl", b"garbage\n" + orjson.dumps(ended("b")) + b"\n")
     with pytest.raises(UserError, match="line 2 is corrupt"):
         RunStore.open(run, CONFIG, result_keys=KEYS)
+
+
+@pytest.mark.parametrize(
+    ("damage", "needle"),
+    [
+        (lambda log: gzip.compress(log), "gzip-compressed data"),
+        (lambda log: log + bytes(range(1, 10)) * 50, "line 3 holds binary data"),
+        (lambda log: log + b"\x00\x01binary\n" + b"\xff\xfe\n", "line 3 is corrupt"),
+        (lambda log: b"garbage\n" + log, "line 1 is corrupt"),
+    ],
+    ids=["gzipped", "binary-tail", "two-bad-lines", "bad-first-line"],
+)
+async def test_damage_other_than_a_torn_write_is_refused_untouched(
+    tmp_path: Path, damage: Callable[[bytes], bytes], needle: str
+) -> None:
+    """Resume and :func:`check_log` (the report's check) refuse it alike, changing nothing."""
+    run = tmp_path / "run"
+    store = RunStore.open(run, CONFIG, result_keys=KEYS)
+    await store.append(ended("a"))
+    await store.append(ended("b"))
+    store.close()
+    log = run / "events.jsonl"
+    log.write_bytes(damage(log.read_bytes()))
+    before = log.read_bytes()
+    with pytest.raises(UserError, match=needle):
+        RunStore.open(run, CONFIG, result_keys=KEYS)
+    with pytest.raises(UserError, match=needle):
+        check_log(log)
+    assert log.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b'{"v":1,"seq":3,"type":"ep', b'{"v":1,"seq":3,"t\xc3', b'{"v":1,"s\x00\x00', b"\x00" * 9],
+    ids=["cut", "cut-in-a-utf8-char", "cut-then-zeros", "zeros"],
+)
+def test_check_log_accepts_only_a_torn_last_line(tmp_path: Path, tail: bytes) -> None:
+    log = tmp_path / "events.jsonl"
+    good = orjson.dumps(ended("a")) + b"\n"
+    log.write_bytes(good)
+    assert check_log(log) is False
+    log.write_bytes(good + tail)
+    assert check_log(log) is True
+    assert log.read_bytes() == good + tail
 
 
 def test_manifest_difference_is_refused_naming_each_key(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """``python -m agentbus.report RUN_DIR``: rebuild the reports from the event log alone.
 
-Reads ``RUN_DIR/events.jsonl`` (a torn last line from a crash is skipped),
+Reads ``RUN_DIR/events.jsonl`` (a torn last line from a crash is skipped;
+any other bad line is refused, as resuming refuses it),
 replays its ``episode.ended`` events through the same collector the live
 service uses, and writes ``results.json``, ``results.md`` and the figures
 under ``RUN_DIR/plots/``; prints the paper-layout table. A missing or
@@ -28,6 +29,7 @@ EVENTS = "events.jsonl"
 
 def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> dict[str, Any]:
     """Write results.json, results.md (and plots) for ``run_dir``; return the results."""
+    from agentbus.runs.store import check_log
     from attribution.collect import collect_from_log
     from attribution.results import build_results, to_markdown
 
@@ -39,6 +41,7 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
     if not 0.5 < confidence < 1.0:
         raise UserError(f"confidence must be between 0.5 and 1, got {confidence}")
     try:
+        check_log(log)  # the resume rule: only a torn last line may be bad
         collector = collect_from_log(log)
     except OSError as exc:
         raise UserError(f"cannot read {log}: {exc.strerror or exc}") from None

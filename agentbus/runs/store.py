@@ -323,40 +323,48 @@ class RunStore:
         return store
 
     def _load_events(self) -> None:
-        """Index the existing log (streaming it, not loading it whole); cut off a damaged tail."""
+        """Index the existing log (streaming it, not loading it whole); cut off a torn last line.
+
+        Only the last line may be bad, and only if it looks like a write that
+        was cut short (:func:`torn_write`); anything else is refused with the
+        file left exactly as it is (:func:`check_log` applies the same rule
+        for ``agentbus.report``).
+        """
         path = self.events_path
         if not path.exists():
             return
         good_end = 0
         size = 0
-        bad_at: int | None = None
+        bad: tuple[int, bytes] | None = None
         with open(path, "rb") as fh:
             for index, raw in enumerate(fh):
+                if bad is not None:
+                    raise _corrupt(path, bad[0])
                 size += len(raw)
                 event = _parse(raw) if raw.endswith(b"\n") else None
                 if event is None:
-                    bad_at = index if bad_at is None else bad_at
+                    if index == 0 and raw.startswith(_GZIP):
+                        raise _not_a_log(path, "gzip-compressed data")
+                    bad = (index, raw)
                     continue
-                if bad_at is not None:
-                    raise UserError(
-                        f"{path} line {bad_at + 1} is corrupt and is followed by valid lines; "
-                        "this is not a truncated write: repair or move the file"
-                    )
                 self._index(index, event, raw)
                 self._pos.append(size)
                 good_end = size
-        if good_end < size:
-            self.repaired = size - good_end
-            log.warning(
-                "store.repaired_tail",
-                file=str(path),
-                dropped_bytes=self.repaired,
-                kept_events=self.offset,
-            )
-            with open(path, "r+b") as fh:
-                fh.truncate(good_end)
-                fh.flush()
-                os.fsync(fh.fileno())
+        if bad is None:
+            return
+        if not torn_write(bad[1]):
+            raise _not_a_log(path, f"line {bad[0] + 1} holds binary data, not a torn JSON line")
+        self.repaired = size - good_end
+        log.warning(
+            "store.repaired_tail",
+            file=str(path),
+            dropped_bytes=self.repaired,
+            kept_events=self.offset,
+        )
+        with open(path, "r+b") as fh:
+            fh.truncate(good_end)
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def _index(self, index: int, event: Mapping[str, Any], raw: bytes) -> None:
         ring = self._ring
@@ -638,6 +646,66 @@ def _jsonable(obj: Any) -> Any:
     if hasattr(obj, "model_dump"):
         return obj.model_dump(mode="json")
     return str(obj)
+
+
+_GZIP = b"\x1f\x8b"
+
+
+def torn_write(raw: bytes) -> bool:
+    """Whether a bad last line of the log is what a write cut short leaves behind.
+
+    A crash leaves the start of a JSON line (``{"v":1,"seq":3,"ty``), perhaps
+    followed by zeros (blocks the file system allocated but never filled), or
+    only zeros. Binary data (a gzip stream, another program's output) is not a
+    torn write: cutting it off would delete a file's worth of someone's data.
+    """
+    body = raw.rstrip(b"\n").rstrip(b"\x00")
+    if not body:
+        return True
+    if not body.startswith(b"{") or b"\x00" in body or b"\n" in body:
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(body) - 3 and exc.reason == "unexpected end of data"
+    return True
+
+
+def _corrupt(path: Path, index: int) -> UserError:
+    return UserError(
+        f"{path} line {index + 1} is corrupt and is followed by more lines; this is not a "
+        "torn last write: the log is left as it is; repair or move the file"
+    )
+
+
+def _not_a_log(path: Path, what: str) -> UserError:
+    return UserError(
+        f"{path} is not an intact agentbus event log ({what}); it is left as it is: "
+        "restore the original or use another --run-dir"
+    )
+
+
+def check_log(path: Path) -> bool:
+    """Apply the log rule without changing the file: True if the last line is torn.
+
+    The same rule as resuming (:meth:`RunStore._load_events`): every line but
+    the last must parse; a bad last line must look like a torn write. Anything
+    else is a :class:`UserError`, so ``agentbus.report`` refuses a log that
+    resume would refuse instead of skipping its bad lines.
+    """
+    bad: tuple[int, bytes] | None = None
+    with open(path, "rb") as fh:
+        for index, raw in enumerate(fh):
+            if bad is not None:
+                raise _corrupt(path, bad[0])
+            if raw.endswith(b"\n") and _parse(raw) is not None:
+                continue
+            if index == 0 and raw.startswith(_GZIP):
+                raise _not_a_log(path, "gzip-compressed data")
+            bad = (index, raw)
+    if bad is not None and not torn_write(bad[1]):
+        raise _not_a_log(path, f"line {bad[0] + 1} holds binary data, not a torn JSON line")
+    return bad is not None
 
 
 def _parse(raw: bytes) -> dict[str, Any] | None:
