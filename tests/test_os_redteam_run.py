@@ -35,6 +35,7 @@ TASKS = [
 ]
 
 
+@pytest.mark.slow  # a CLI run in a subprocess: 10 s on an idle machine, 35 s under load
 @pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
 def test_the_attack_replayed_through_the_cli_fails_its_task(tmp_path: Path) -> None:
     dataset = tmp_path / "attack.json"
