@@ -254,3 +254,21 @@ def test_discover_lists_the_example_modules_and_writes_a_config(tmp_path: Path) 
         cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_a_builtin_environment_feeds_your_agent(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    _run(
+        [
+            "--agent", "examples.plain_openai.agent:run", "--env", "math", "--limit", "1",
+            "--slots", "planner,solver", "--scorer", "numeric", "--sim-speed", "0",
+            "--no-plots", "--progress", "off", "--run-dir", str(run_dir),
+        ],
+        ROOT,
+        _env(),
+    )  # fmt: skip
+    episodes = _episodes(run_dir)
+    assert len(episodes) == 4
+    for e in episodes:
+        assert "agent_error" not in e["outcome"]["details"], e["outcome"]["details"]
+        assert e["env"] == "math" and e["outcome"]["llm_calls"] >= 3

@@ -13,10 +13,10 @@ agentbus's own agents.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentbus import registry
 from agentbus.environment import EnvSetup, TaskSource
@@ -29,6 +29,7 @@ from agentbus.gateway.scorers import load_scorer
 from agentbus.gateway.server import Gateway
 from agentbus.gateway.tasks import ENV
 from agentbus.llm.types import LLM
+from agentbus.record import EpisodeRecord
 
 if TYPE_CHECKING:
     from agentbus.app.config import RunConfig
@@ -74,6 +75,10 @@ def check(config: RunConfig) -> None:
         )
     if config.modules:
         raise UserError("--module replaces agentbus's own modules; your agent has its own")
+    if config.executor != "local":
+        raise UserError(
+            "your own agent runs with --executor local (the gateway is in this process)"
+        )
     if config.scorer is not None:
         load_scorer(config.scorer)
 
@@ -119,6 +124,43 @@ def make_runner(config: RunConfig, cwd: Path | None = None) -> AgentRunner:
     return CallableAgent(config.agent, time_limit_s=limit)
 
 
+def summary(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
+    """Run-level gateway figures: calls per module, and refused or unmapped modules."""
+    calls: dict[str, int] = {}
+    refused: dict[str, int] = {}
+    unmapped: set[str] = set()
+    failed = 0
+    for record in records:
+        details = record.outcome.details
+        gateway = details.get("gateway") or {}
+        for module, stats in (gateway.get("modules") or {}).items():
+            calls[module] = calls.get(module, 0) + int(stats.get("calls", 0))
+        for module, count in (gateway.get("refused") or {}).items():
+            refused[module] = refused.get(module, 0) + int(count)
+        unmapped.update(gateway.get("unmapped") or ())
+        failed += "agent_error" in details
+    out: dict[str, Any] = {"calls": calls, "agent_failures": failed}
+    if refused:
+        out["refused"] = refused
+    if unmapped:
+        out["unmapped"] = sorted(unmapped)
+    return out
+
+
+def summary_line(figures: dict[str, Any]) -> str | None:
+    """One console line when something needs the user's eye (refusals, agent failures)."""
+    parts = []
+    if figures.get("refused"):
+        parts.append(
+            "refused calls: " + ", ".join(f"{m} {n}" for m, n in sorted(figures["refused"].items()))
+        )
+    if figures.get("unmapped"):
+        parts.append("modules sent to --unmapped: " + ", ".join(figures["unmapped"]))
+    if figures.get("agent_failures"):
+        parts.append(f"{figures['agent_failures']} episodes where the agent gave no result")
+    return "gateway: " + "; ".join(parts) if parts else None
+
+
 ActorsFor = Callable[["Resolved"], list[ActorSpec]]
 
 
@@ -150,4 +192,13 @@ async def external_agent(
         await gateway.stop()
 
 
-__all__ = ["SLOT_MODULE", "agent_of", "check", "external_agent", "is_external", "load_tasks"]
+__all__ = [
+    "SLOT_MODULE",
+    "agent_of",
+    "check",
+    "external_agent",
+    "is_external",
+    "load_tasks",
+    "summary",
+    "summary_line",
+]

@@ -99,15 +99,8 @@ class AgentDriver(Actor):
         )
         gateway = self.config.gateway
         ctx = gateway.open(session)
-        task = (
-            dict(started.info)
-            if started.env == "external"
-            else {
-                "id": started.task_id,
-                "question": started.instruction,
-                **started.info,
-            }
-        )
+        shown = msg.data.get("task")  # the environment says what the agent may see
+        task = dict(shown) if isinstance(shown, dict) else {"id": started.task_id}
         outcome: dict[str, Any]
         try:
             result = await self.config.runner.run(task, ctx)

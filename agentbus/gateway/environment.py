@@ -17,7 +17,7 @@ import orjson
 from agentbus.environment import Environment, EnvSetup, Score, Task, TaskSource
 from agentbus.errors import UserError
 from agentbus.gateway.scorers import Scorer, load_scorer, verdict
-from agentbus.gateway.tasks import ENV, expected, load_jsonl
+from agentbus.gateway.tasks import ENV, expected, load_jsonl, payload
 from agentbus.messages import ActionProposed, Feedback, Observation
 
 
@@ -43,7 +43,7 @@ class ExternalEnvironment(Environment):
 
     async def reset(self, task: Task) -> Observation:
         self.task = task
-        return Observation(text=task.instruction)
+        return Observation(text=task.instruction, data={"task": payload(task)})
 
     async def step(self, action: ActionProposed) -> Feedback:
         assert self.task is not None
