@@ -3,7 +3,7 @@
 * ``shapley.{png,svg}``: phi per slot with 95% error bars, one bar group per
   test model;
 * ``coalitions.{png,svg}``: success rate of every coalition, ordered by size
-  (the CapaBench paper's Figure 3), with a binomial-style error bar;
+  (the CapaBench paper's Figure 3), with its Wilson interval over tasks;
 * ``radar.{png,svg}``: phi per slot on a radar chart, one polygon per table
   (test models, or environments when several runs are combined).
 """
@@ -72,6 +72,10 @@ def plot_shapley(results: Mapping[str, Any], out_dir: Path, index: str = "shaple
     return _save(fig, out_dir, index)
 
 
+def _or(x: Any, default: float) -> float:
+    return default if x is None else float(x)
+
+
 def plot_coalitions(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
     """Success rate per coalition, ordered by size, one bar group per test model."""
     models = list(results["models"])
@@ -85,9 +89,12 @@ def plot_coalitions(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
     for k, model in enumerate(models):
         table = results["models"][model].get("coalitions", {})
         means = np.array([table.get(key, {}).get("mean") or 0.0 for key in keys], dtype=float)
-        ns = np.array([table.get(key, {}).get("n", 0) for key in keys], dtype=float)
-        p = (means * ns + 1) / (ns + 2)
-        err = 1.96 * np.sqrt(p * (1 - p) / np.maximum(ns, 1))
+        # the Wilson interval over tasks results.json carries (attribution.rates);
+        # a results file without one gets no bar
+        rows = [(table.get(key) or {}, float(m)) for key, m in zip(keys, means, strict=True)]
+        low = np.array([_or(row.get("ci_low"), m) for row, m in rows])
+        high = np.array([_or(row.get("ci_high"), m) for row, m in rows])
+        err = np.vstack([np.maximum(means - low, 0.0), np.maximum(high - means, 0.0)])
         ax.bar(
             x + (k - (len(models) - 1) / 2) * width, means, width, yerr=err, capsize=2, label=model
         )

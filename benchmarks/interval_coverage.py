@@ -110,7 +110,7 @@ def show(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--envs", nargs="+", default=["math", "navigation", "ticket", "tools"])
+    parser.add_argument("--envs", nargs="+", default=sorted(p.stem for p in POOLS.glob("*.npz")))
     parser.add_argument("--tasks", nargs="+", type=int, default=[5, 10, 15, 30])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--methods", nargs="+", default=list(METHODS))
