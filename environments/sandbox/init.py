@@ -163,6 +163,7 @@ def bomb_reap(half: int) -> int:
     """When leftovers hold more than half the process budget, kill them all; how many."""
     killed = 0
     for _ in range(20):
+        reap()  # orphans that have exited are no leftovers (bash as init reaped them at once)
         n = len(processes())
         if n <= half:
             break
