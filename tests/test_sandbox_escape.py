@@ -145,3 +145,13 @@ async def test_one_shot_run_times_out_and_reads_stdin() -> None:
     assert r.exit_code == 3 and r.output == "hello"
     r = await run_once("sleep 30", "", SandboxLimits(timeout_s=1))
     assert r.timed_out
+
+
+async def test_exited_orphans_do_not_count_as_leftovers() -> None:
+    # 20 live background processes + 20 exited orphans: over half the process budget only
+    # if the zombies were counted, which would kill the live ones as a "fork bomb"
+    async with Sandbox(SandboxLimits()) as box:
+        await box.run("for i in $(seq 20); do sleep 100 & done")
+        await box.run("for i in $(seq 20); do (sleep 0.1 &); done; sleep 0.5")
+        r = await box.run("pgrep -c sleep")
+        assert r.output.split() == ["20"]
