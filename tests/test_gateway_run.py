@@ -261,7 +261,8 @@ def test_a_builtin_environment_feeds_your_agent(tmp_path: Path) -> None:
     _run(
         [
             "--agent", "examples.plain_openai.agent:run", "--env", "math", "--limit", "1",
-            "--slots", "planner,solver", "--scorer", "numeric", "--sim-speed", "0",
+            "--slots", "planner,solver", "--unmapped", "sim:weak", "--scorer", "numeric",
+            "--sim-speed", "0",
             "--no-plots", "--progress", "off", "--run-dir", str(run_dir),
         ],
         ROOT,
@@ -271,4 +272,5 @@ def test_a_builtin_environment_feeds_your_agent(tmp_path: Path) -> None:
     assert len(episodes) == 4
     for e in episodes:
         assert "agent_error" not in e["outcome"]["details"], e["outcome"]["details"]
-        assert e["env"] == "math" and e["outcome"]["llm_calls"] >= 3
+        assert e["env"] == "math" and e["outcome"]["llm_calls"] >= 2
+        assert e["outcome"]["details"]["gateway"]["unmapped"] == ["critic"]
