@@ -555,8 +555,19 @@ def to_markdown(results: Mapping[str, Any]) -> str:
             "## Variants (what each varied slot runs on each side)\n\n"
             + _md_table(["slot", "default", *models], _variant_rows(results))
         )
+    sampled = sorted(
+        {str(s["estimator"]) for s in results["models"].values() if s.get("estimator")}
+    )
+    how = (
+        f"Estimated with `{', '.join(sampled)}`: coalitions drawn per task, 95% interval over "
+        "tasks (docs/statistics.md); Banzhaf values need every coalition.\n\n"
+        if sampled
+        else ""
+    )
     parts.append(
-        "## Shapley values\n\n" + _md_table(["slot", *models], _index_rows(results, "shapley"))
+        "## Shapley values\n\n"
+        + how
+        + _md_table(["slot", *models], _index_rows(results, "shapley"))
     )
     parts.append(
         "## Banzhaf values\n\n" + _md_table(["slot", *models], _index_rows(results, "banzhaf"))
