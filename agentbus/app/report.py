@@ -55,6 +55,7 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
         confidence=confidence,
         shift=shift if isinstance(shift, str) else None,
         horizon=_anytime_horizon(log) if adaptive else None,
+        estimator=str(config.get("estimator") or "exact"),
     )
     results = _keep_run_metadata(run_dir / "results.json", results)
     results["cost"] = _rebuild_cost(log, collector, results)
