@@ -10,10 +10,13 @@ pool is the large-run reference; the draws are from it).
 
 Methods compared (attribution.variance.linear_covariance):
 
-* ``paired``: what runs use (task-clustered, t at T-1 df, with the
-  data-driven floor of games in [0, 1]);
+* ``paired``: what runs use (task-clustered, t at T-1 df, raised to the
+  Jeffreys floor of binary coalitions that went 0/m or m/m);
 * ``paired-nofloor``: the same without the floor;
-* ``independent``: the form runs used below 20 tasks before.
+* ``independent``: the form runs used below 20 tasks before;
+* ``add-laplace``: the paired form with the Laplace-smoothed excess (one
+  pseudo-episode for graded rewards) added on top, as runs used from 20
+  tasks before; ``max-laplace``: raised to it instead.
 
     python benchmarks/interval_coverage.py --reps 2000
 
@@ -85,9 +88,8 @@ METHODS: dict[str, Callable[[Game], Estimates]] = {
     "paired": lambda g: shapley_values(g),
     "paired-nofloor": nofloor,
     "independent": lambda g: shapley_values(g, method="independent"),
+    "add-laplace": candidate(1.0, "add", False),
     "max-laplace": candidate(1.0, "max", False),
-    "add-jeffreys": candidate(1.0, "add", True),
-    "max-jeffreys": candidate(1.0, "max", True),
 }
 
 
