@@ -652,6 +652,9 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         results["preset"] = config.preset
     results["llm"] = execution.llm_stats
     results["failures"] = service.everything.book.failure_summary()
+    gateway = None
+    if external.is_external(config):  # calls per module, refusals, agents that gave no result
+        gateway = results["gateway"] = external.summary(service.everything.book.records())
     slots = results.get("slots") or []
     results["answers"] = answer_summary(service.everything.book.records(), slots)
     executor = executor_summary(execution.runtime)
@@ -681,6 +684,9 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     if config.plots:
         _write_plots(results, prep.run_dir / "plots", console)
     console.print(render_console(results))
+    note = external.summary_line(gateway) if gateway is not None else None
+    if note:
+        console.print(note)
     answers = answer_line(results["answers"])
     if answers is not None:
         console.print(answers)
