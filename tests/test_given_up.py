@@ -76,3 +76,25 @@ def test_wilson_rates_never_collapse_and_count_tasks() -> None:
     assert replays["tasks"] == 10 and replays["episodes"] == 30
     assert abs(replays["n_eff"] - 10) < 1e-9
     assert (replays["ci_low"], replays["ci_high"]) == (plain["ci_low"], plain["ci_high"])
+
+
+def test_labels_state_only_what_is_there() -> None:
+    from agentbus.app.budget import estimate_line
+    from agentbus.app.truth import _caveats
+    from agentbus.sim.truth.table import load
+    from attribution.game import Game
+    from attribution.results import model_summary
+
+    one_block = {"confidence": 0.95, "usd": 1.0, "tokens": 100, "blocks": 1, "of": 30}
+    one_block.update(usd_low=None, usd_high=None, tokens_low=None, tokens_high=None)
+    line = estimate_line(one_block)
+    assert "interval" in line and "95% interval" not in line  # "no interval yet"
+    game = Game(SLOTS)
+    for mask in range(4):
+        game.add_mask(mask, "only-task", float(mask % 2))
+    assert model_summary(game)["within_task_rho"] is None  # n/a, not 0.0, with one task
+    # only generators that cycle task kinds with the index get that caveat
+    math_notes = _caveats({"tasks": 10}, load("math", "sim:weak", "sim:strong"))
+    nav_notes = _caveats({"tasks": 10}, load("navigation", "sim:weak", "sim:strong"))
+    assert any("cycles task kinds" in n for n in math_notes)
+    assert not any("cycle" in n for n in nav_notes)
