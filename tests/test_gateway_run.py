@@ -202,6 +202,8 @@ def test_agent_never_sees_a_provider_key_and_off_modules_are_refused(
     offs = [e for e in _episodes(run_dir) if e["assignment"]["critic"] == "off"]
     assert len(offs) == 4
     assert all(e["outcome"]["details"]["gateway"]["refused"] == {"critic": 1} for e in offs)
+    summary = json.loads((run_dir / "results.json").read_text())["gateway"]
+    assert summary["refused"] == {"critic": 4} and summary["unmapped"] == ["helper"]
 
 
 @pytest.mark.slow
