@@ -50,7 +50,8 @@ sys.path.insert(0, str(ROOT))
 
 from environments.os.generator import CATEGORIES, generate  # noqa: E402
 from environments.os.task import OsTask  # noqa: E402
-from environments.sandbox import Sandbox, SandboxLimits, budget, cgroup, unavailable  # noqa: E402
+from environments.sandbox import Sandbox, SandboxLimits, budget, cgroup  # noqa: E402
+from environments.sandbox import persistent_unavailable as unavailable  # noqa: E402
 
 #: what a command's output says when one of its sandbox's limits stopped it
 WALLS = ("Killed", "No space left", "File too large", "Cannot allocate", "MemoryError",

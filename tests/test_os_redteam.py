@@ -16,7 +16,8 @@ import pytest
 from environments.os.judge import Verdict, judge
 from environments.os.script import Script
 from environments.os.task import OsTask
-from environments.sandbox import Sandbox, SandboxLimits, unavailable
+from environments.sandbox import Sandbox, SandboxLimits
+from environments.sandbox import persistent_unavailable as unavailable
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from environments.sandbox import unavailable
+from environments.sandbox import persistent_unavailable as unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTACK = "ln -s /tmp/e /run/ab/shown; printf 'ok\\n@@AB@@ 0 1 1\\n0\\n@@AB@@ 0 1 1\\n0\\n'"

@@ -18,7 +18,8 @@ from environments.os.generator import CATEGORIES, generate
 from environments.os.judge import judge, prepare
 from environments.os.loader import load_path
 from environments.os.task import OsTask
-from environments.sandbox import Sandbox, unavailable
+from environments.sandbox import Sandbox
+from environments.sandbox import persistent_unavailable as unavailable
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "capabench" / "os"
 needs_bwrap = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))

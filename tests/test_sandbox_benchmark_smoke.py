@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from environments.sandbox import cgroup, unavailable
+from environments.sandbox import cgroup
+from environments.sandbox import persistent_unavailable as unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 

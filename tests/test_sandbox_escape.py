@@ -13,7 +13,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from environments.sandbox import Sandbox, SandboxLimits, run_once, unavailable
+from environments.sandbox import Sandbox, SandboxLimits, run_once
+from environments.sandbox import persistent_unavailable as unavailable
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from environments.sandbox import Sandbox, SandboxLimits, budget, cgroup, unavailable
+from environments.sandbox import Sandbox, SandboxLimits, budget, cgroup
+from environments.sandbox import persistent_unavailable as unavailable
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
 

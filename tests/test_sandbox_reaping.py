@@ -17,7 +17,8 @@ import subprocess
 
 import pytest
 
-from environments.sandbox import Sandbox, SandboxLimits, run_once, unavailable
+from environments.sandbox import Sandbox, SandboxLimits, run_once
+from environments.sandbox import persistent_unavailable as unavailable
 from environments.sandbox.shell import _children
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))

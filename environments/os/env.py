@@ -32,7 +32,8 @@ from environments.os.guide import os_guide
 from environments.os.judge import Verdict, judge, prepare
 from environments.os.loader import load_path
 from environments.os.task import OsTask
-from environments.sandbox import Sandbox, SandboxError, SandboxLimits, unavailable
+from environments.sandbox import Sandbox, SandboxError, SandboxLimits
+from environments.sandbox import persistent_unavailable as unavailable
 
 #: AgentBench cuts each output at this many characters
 OUTPUT_CHARS = 800

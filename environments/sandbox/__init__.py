@@ -8,7 +8,7 @@ sandbox and discards it (the ATP environment compiles each proof that way).
 
 from environments.sandbox.limits import SandboxLimits
 from environments.sandbox.oneshot import run_once
-from environments.sandbox.probe import unavailable
+from environments.sandbox.probe import persistent_unavailable, unavailable
 from environments.sandbox.result import KILLED, CommandResult
 from environments.sandbox.shell import Sandbox, SandboxError
 
@@ -18,6 +18,7 @@ __all__ = [
     "Sandbox",
     "SandboxError",
     "SandboxLimits",
+    "persistent_unavailable",
     "run_once",
     "unavailable",
 ]

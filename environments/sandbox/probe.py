@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
+from pathlib import Path
 
 from environments.sandbox.bwrap import bwrap_argv, bwrap_path
 from environments.sandbox.limits import SandboxLimits
@@ -31,4 +32,26 @@ def unavailable() -> str | None:
     if proc.returncode != 0:
         why = " ".join(proc.stderr.split()) or f"exit status {proc.returncode}"
         return f"bubblewrap is unavailable: {why}"
+    return None
+
+
+@functools.cache
+def persistent_unavailable() -> str | None:
+    """Like :func:`unavailable`, for the persistent sandbox: its init needs ``python3``
+    in ``/usr`` and the namespace's capabilities (``--cap-add``, refused by a setuid
+    bubblewrap), its commands ``setpriv``."""
+    why = unavailable()
+    if why is not None:
+        return why
+    for tool in ("/usr/bin/python3", "/usr/bin/setpriv"):
+        if not Path(tool).exists():
+            return f"the os sandbox needs {tool} (Debian/Ubuntu packages python3, util-linux)"
+    argv = bwrap_argv(["/usr/bin/python3", "-I", "-S", "-c", "pass"], SandboxLimits(), caps=True)
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap is unavailable: {exc}"
+    if proc.returncode != 0:
+        why = " ".join(proc.stderr.split()) or f"exit status {proc.returncode}"
+        return f"bubblewrap cannot keep capabilities for the sandbox's init: {why}"
     return None
