@@ -58,6 +58,7 @@ def _episodes(run_dir: Path) -> list[dict]:
     return out
 
 
+@pytest.mark.slow
 def test_plain_openai_example_as_its_readme_says(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     out = _run(
@@ -234,6 +235,7 @@ def test_node_example_through_agent_cmd(tmp_path: Path) -> None:
     assert calls >= 3 * 24  # planner, solver and critic at least once each
 
 
+@pytest.mark.slow
 def test_discover_lists_the_example_modules_and_writes_a_config(tmp_path: Path) -> None:
     out = tmp_path / "agent.toml"
     proc = subprocess.run(
@@ -258,6 +260,7 @@ def test_discover_lists_the_example_modules_and_writes_a_config(tmp_path: Path) 
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_a_builtin_environment_feeds_your_agent(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     _run(
