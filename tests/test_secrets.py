@@ -22,10 +22,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import orjson
 import pytest
 from aiohttp import web
 
-from agentbus.logs import scrub
+from agentbus.logs import scrub, scrubber
 
 ROOT = Path(__file__).resolve().parents[1]
 CANARY = {
@@ -60,6 +61,13 @@ class FakeProvider:
             return web.json_response(body, status=500)
         return None
 
+    def _answer(self, request: web.Request) -> str:
+        """The model's text; in ``echo`` mode it quotes the caller's key (a leaky gateway)."""
+        if self.mode != "echo":
+            return "Let me think. ANSWER: 7"
+        key = self._key(request)
+        return f"Your key is {key}. See https://x.test/v1?api_key={key}&a=1 ANSWER: {key}"
+
     async def models(self, request: web.Request) -> web.Response:
         self._key(request)
         return web.json_response({"object": "list", "data": []})
@@ -78,7 +86,7 @@ class FakeProvider:
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": "Let me think. ANSWER: 7"},
+                        "message": {"role": "assistant", "content": self._answer(request)},
                         "finish_reason": "stop",
                     }
                 ],
@@ -97,7 +105,7 @@ class FakeProvider:
                 "type": "message",
                 "role": "assistant",
                 "model": body["model"],
-                "content": [{"type": "text", "text": "Let me think. ANSWER: 7"}],
+                "content": [{"type": "text", "text": self._answer(request)}],
                 "stop_reason": "end_turn",
                 "stop_sequence": None,
                 "usage": {"input_tokens": 10, "output_tokens": 5},
@@ -129,10 +137,10 @@ def closed_url() -> str:
         return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
 
 
-async def run(url: str, tmp: Path, *extra: str) -> tuple[int, bytes]:
+async def run(url: str, tmp: Path, *extra: str, keys: dict[str, str] = CANARY) -> tuple[int, bytes]:
     """The CLI against ``url`` for all three backends; everything it printed and wrote."""
     env = {k: v for k, v in os.environ.items() if k not in DROP}
-    env |= CANARY | {"AGENTBUS_LOG_LEVEL": "debug", "PYTHONPATH": str(ROOT)}
+    env |= keys | {"AGENTBUS_LOG_LEVEL": "debug", "PYTHONPATH": str(ROOT)}
     run_dir = tmp / "run"
     args = [
         sys.executable,
@@ -197,6 +205,28 @@ async def test_canary_keys_stay_out_of_every_output(mode: str, tmp_path: Path) -
         assert b"***" in blob, "the quoted key should show as redacted"
 
 
+#: keys of every length the scrubbing rule covers: 5 characters (scrubbed as a
+#: word), 9 (anywhere), and a long one
+SHORT_CANARY = {
+    "OPENAI_API_KEY": "k7Qz9",
+    "ANTHROPIC_API_KEY": "q1w2e3r4t",
+    "VLLM_API_KEY": "vllm-canary-zxcvbnm-987654321",
+}
+
+
+async def test_keys_echoed_in_model_answers_stay_out_of_every_file(tmp_path: Path) -> None:
+    """A provider that quotes the key in a 200 answer: not in the log, the cache, anywhere."""
+    async with provider("echo") as (fake, url):
+        code, blob = await run(url, tmp_path, keys=SHORT_CANARY)
+    assert set(SHORT_CANARY.values()) <= fake.keys, "every backend must have sent its key"
+    assert code == 0, blob[-2000:]
+    log = (tmp_path / "run" / "events.jsonl").read_bytes()
+    assert b"Your key is ***." in log, "the echoed answers must be in the log, scrubbed"
+    assert b"api_key=***&a=1" in log
+    for value in SHORT_CANARY.values():
+        assert value.encode() not in blob, f"canary {value!r} leaked"
+
+
 async def test_unreachable_endpoint_errors_name_no_key(tmp_path: Path) -> None:
     url = closed_url()
     code, blob = await run(url, tmp_path)
@@ -210,6 +240,51 @@ async def test_unreachable_endpoint_errors_name_no_key(tmp_path: Path) -> None:
 
 def test_scrub_removes_environment_secrets_and_key_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_SERVICE_TOKEN", "opaque-value-42-abcdef")
-    monkeypatch.setenv("MAX_TOKENS_HINT", "short")  # too short to be treated as a secret
-    text = "key opaque-value-42-abcdef and sk-abcdefghijklmnop; short words stay"
-    assert scrub(text) == "key *** and ***; short words stay"
+    monkeypatch.setenv("MAX_TOKENS_HINT", "short")  # not a credential's name
+    monkeypatch.setenv("USE_AUTH_TOKEN", "true")  # a credential's name, never a secret's value
+    monkeypatch.setenv("TINY_API_KEY", "ab1")  # too short to scrub without ruining text
+    monkeypatch.setenv("SHORT_API_KEY", "z9y8x")  # short: scrubbed as a word of its own
+    text = "key opaque-value-42-abcdef and sk-abcdefghijklmnop; short words stay true ab1"
+    assert scrub(text) == "key *** and ***; short words stay true ab1"
+    assert scrub("z9y8x, z9y8xq") == "***, z9y8xq"
+    url = "https://user:pw@h.test/v1?model=m&token=T0K&key=K&api_key=A#f"
+    assert scrub(url) == "https://***@h.test/v1?model=m&token=***&key=***&api_key=***#f"
+    assert scrub("Authorization: Bearer abcdefghijklmnop") == "Authorization: Bearer ***"
+
+
+def test_scrubbing_json_keeps_it_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A secret that also occurs as a number: the line is scrubbed string by string."""
+    monkeypatch.setenv("PIN_SECRET", "12345678")
+    line = orjson.dumps({"n": 12345678, "t": "pin 12345678", "ok": True}) + b"\n"
+    clean = scrubber().json(line)
+    assert orjson.loads(clean) == {"n": 12345678, "t": "pin ***", "ok": True}
+
+
+async def test_dashboard_files_are_served_scrubbed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache file written before scrubbing existed still reaches no browser with the key."""
+    import aiohttp
+
+    from agentbus.events import EventHub
+    from agentbus.runs.server import LiveServer
+    from agentbus.runs.store import RunStore
+
+    key = "old-run-key-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    store = RunStore.open(tmp_path / "run", {"env": "demo"}, result_keys=["env"])
+    (tmp_path / "run" / "llm-cache.jsonl").write_text(f'{{"k": "a", "c": "{key}"}}\n')
+    store.write_text("results.md", f"quoted {key} and https://h.test/?token=abc")
+    assert key not in (tmp_path / "run" / "results.md").read_text()
+    server = LiveServer(EventHub(), store, host="127.0.0.1", port=0)
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as http:
+            for name in ("llm-cache.jsonl", "results.md"):
+                async with http.get(f"http://127.0.0.1:{server.port}/files/{name}") as answer:
+                    assert answer.status == 200
+                    body = await answer.read()
+                assert key.encode() not in body and b"***" in body
+    finally:
+        await server.stop()
+        store.close()

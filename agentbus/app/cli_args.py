@@ -22,6 +22,7 @@ from agentbus.app.config import RunConfig, build_config, load_toml, merge
 from agentbus.app.presets import preset_fragment
 from agentbus.errors import UserError
 from agentbus.inputs import CONFIG_LIMIT_MB, MIB, check_file, read_bounded
+from agentbus.logs import scrub
 from agentbus.runnable import require_runnable
 
 #: settings that only steer an adaptive run; without --adaptive they would do nothing
@@ -325,6 +326,23 @@ class Command:
     preflight: bool = True
 
 
+def check_no_credentials(config: RunConfig) -> None:
+    """Refuse a model spec with a credential in its URL (``http://u:p@host``, ``?api_key=``).
+
+    Specs are written to the manifest and the log and printed in summaries; a
+    key belongs in the backend's environment variable, where it is sent as a
+    header and scrubbed from everything written.
+    """
+    for model in config.models():
+        shown = scrub(model)
+        if shown != model:
+            raise UserError(
+                f"model spec {shown} carries a credential in its URL; it would be written to "
+                "the run's files: give the key in the backend's environment variable "
+                "(OPENAI_API_KEY, ANTHROPIC_API_KEY, VLLM_API_KEY) instead"
+            )
+
+
 def check_adaptive_only(config: RunConfig, user_set: dict[str, Any]) -> None:
     """Refuse adaptive-only settings the user gave without ``--adaptive``.
 
@@ -372,6 +390,7 @@ def parse_command(argv: list[str] | None = None) -> Command:
     check_adaptive_only(config, user)
     check_executor(config, user)
     require_runnable(config.env)
+    check_no_credentials(config)
     if config.dataset is not None and not config.dataset.exists():
         raise UserError(f"dataset not found: {config.dataset}")
     if config.dataset is not None and not config.dataset.is_dir():  # a folder of task files

@@ -21,7 +21,7 @@ import anyio
 
 from agentbus.errors import InfraError, UserError
 from agentbus.interrupt import Interruptible, is_interrupt, until_interrupted
-from agentbus.logs import configure
+from agentbus.logs import add_secret, configure
 from agentbus.pipes import pipe_safe
 
 
@@ -76,6 +76,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     try:
         command = parse_command(list(argv) if argv is not None else None)
         config = command.config
+        add_secret(config.token)  # scrubbed from everything written, like the API keys
         if command.preflight:
             check(config)
     except UserError as exc:

@@ -34,6 +34,7 @@ import structlog
 
 from agentbus.errors import UserError
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
+from agentbus.logs import scrubber
 
 log = structlog.get_logger(__name__)
 
@@ -141,8 +142,8 @@ class CompletionCache:
         self._remember(key, stored)
         if self._file is not None:
             record = {"k": key, "c": completion.model_dump(include=set(_STORED))}
-            try:
-                self._file.write(orjson.dumps(record) + b"\n")
+            try:  # a key a provider echoed in its answer is not kept on disk
+                self._file.write(scrubber().json(orjson.dumps(record) + b"\n"))
                 self._file.flush()
             except OSError as exc:
                 # the disk copy only saves a resumed run some calls: losing it must not

@@ -49,10 +49,11 @@ from yarl import URL
 from agentbus.coalitions import coalition_members
 from agentbus.errors import UserError
 from agentbus.events import ATTRIBUTION_SNAPSHOT, EventHub
+from agentbus.logs import scrub_bytes
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.phi_history import PhiHistory
 from agentbus.runs.progress import RunState, payload_key
-from agentbus.runs.store import EVENTS, LOCK, RunStore, safe_join
+from agentbus.runs.store import EVENTS, LOCK, TEXT_SUFFIXES, RunStore, safe_join
 from agentbus.runs.transcript import coalition_diff, transcript
 
 log = structlog.get_logger(__name__)
@@ -478,6 +479,14 @@ class LiveServer:
             return _error(404, "not found")
         if path.name in (LOCK, EVENTS) or not path.is_file():
             return _error(404, "not found")
+        if path.suffix in TEXT_SUFFIXES:  # written scrubbed; a file from an older run may not be
+            return web.Response(
+                body=scrub_bytes(path.read_bytes()),
+                headers={
+                    "Content-Type": CONTENT_TYPES.get(path.suffix, "text/plain"),
+                    "Cache-Control": "no-cache",
+                },
+            )
         return self._send_file(path)
 
     def _send_file(self, path: Path) -> web.StreamResponse:

@@ -51,6 +51,7 @@ from agentbus.events import (
     Event,
     EventHub,
 )
+from agentbus.logs import scrubber
 from agentbus.record import EpisodeRecord, payload_counts
 
 log = structlog.get_logger(__name__)
@@ -224,6 +225,8 @@ class RunStore:
         self.repaired = 0
         self._fh: IO[bytes] | None = None
         self._lock_fh: IO[bytes] | None = None
+        #: every line and file goes through it: keys echoed by a provider stay out
+        self._scrub = scrubber()
         self._pos = array("q", [0])  # byte position of line i; last item = file size
         self._ring: deque[bytes] = deque()
         self._ring_bytes = 0
@@ -308,7 +311,9 @@ class RunStore:
             store._lock_fh = lock_fh
             store.resumed = resumed
             store._load_events()
-            atomic_write(run_dir / MANIFEST, _dumps_pretty(stored))
+            atomic_write(
+                run_dir / MANIFEST, store._scrub.json(_dumps_pretty(stored), orjson.OPT_INDENT_2)
+            )
             store._fh = open(store.events_path, "ab")
         except BaseException:
             lock_fh.close()
@@ -521,7 +526,7 @@ class RunStore:
         data = {"v": given.pop("v", SCHEMA_VERSION), "seq": seq}
         given.pop("seq", None)
         data.update(given)
-        raw = orjson.dumps(data, default=_jsonable, option=_OPTS) + b"\n"
+        raw = self._scrub.json(orjson.dumps(data, default=_jsonable, option=_OPTS) + b"\n")
         try:
             self._fh.write(raw)
         except OSError as exc:
@@ -581,6 +586,10 @@ class RunStore:
         path = self.path_for(name)
         if path.name in (MANIFEST, EVENTS, LOCK):
             raise UserError(f"{name!r} is reserved for the run store")
+        if path.suffix == ".json":
+            data = self._scrub.json(data, orjson.OPT_INDENT_2)
+        elif path.suffix in TEXT_SUFFIXES:
+            data = self._scrub.raw(data)
         try:
             atomic_write(path, data)
         except OSError as exc:
@@ -635,6 +644,9 @@ def safe_join(root: Path, name: str) -> Path:
         raise UserError(f"file name {name!r} leaves the run directory")
     return path
 
+
+#: results files that are text (scrubbed of secrets like the log); plots are images
+TEXT_SUFFIXES = frozenset({".json", ".jsonl", ".md", ".txt", ".csv", ".svg", ".html"})
 
 _OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 
