@@ -108,3 +108,12 @@ def test_the_history_shows_no_copyable_reason_and_keeps_to_its_budget() -> None:
     assert "earlier rounds are not shown" in short
     # the newest round stays even when it alone is over the budget
     assert "Round 6" in view.history(budget_tokens=1)
+
+
+def test_an_answer_cut_at_the_output_limit_needs_a_closed_block() -> None:
+    closed = "Thinking first.\n```action\ncalculator: 2*3\n```\nand then I would"
+    assert parse_action(closed, cut=True).text == "calculator: 2*3"
+    for cut in ("```action\ncalculator: 2*", "Action: calculator: 2*", "calculator: 2*"):
+        parsed = parse_action(cut, cut=True)
+        assert not parsed.ok and "cut at the output limit" in (parsed.error or "")
+        assert parse_action(cut).ok  # the same text, not cut, is read as before

@@ -24,8 +24,8 @@ _FENCE = re.compile(r"```[^\n]*\n.*?```", re.DOTALL)
 
 #: what a small model writes before it gets to the point (and runs out of tokens)
 _RAMBLE = (
-    "Let me think about this step by step. First I need to understand the task "
-    "and what has happened so far, then decide what to do next. "
+    "Let me think about this step by step.\nFirst I need to understand the task "
+    "and what has happened so far, then decide what to do next.\n"
 )
 
 

@@ -28,6 +28,8 @@ class PrafModule(Actor):
 
     def __init__(self) -> None:
         self.view = EpisodeView()
+        #: how the last answer ended (``length``: cut at the output limit)
+        self.finish_reason = "stop"
 
     @on(TaskStarted)
     async def started(self, msg: TaskStarted) -> None:
@@ -42,6 +44,7 @@ class PrafModule(Actor):
         """Call this module's model on a contract-shaped prompt; returns the text."""
         messages = build(self.role, self.instructions, self.view, items, request)
         completion = await self.llm.complete(messages, SamplingParams(stop=self.stop))
+        self.finish_reason = completion.finish_reason
         return completion.text.strip()
 
     def history(self) -> str:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 #: a fence opens where a line starts with three backticks (after indentation or a
 #: quote mark); it closes at the next three backticks or runs to the end
-_FENCE = re.compile(r"^[ \t>]*```[ \t]*([\w.+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL | re.MULTILINE)
+_FENCE = re.compile(r"^[ \t>]*```[ \t]*([\w.+-]*)[ \t]*\n(.*?)(```|\Z)", re.DOTALL | re.MULTILINE)
 #: a fence opened and closed on one line: ```git status```
 _ONE_LINE = re.compile(r"^[ \t>]*```[ \t]*([^`\n]+?)[ \t]*```[ \t]*$", re.MULTILINE)
 _ACTION_LINE = re.compile(r"^[ \t>*_#-]*action[ \t*_]*:[ \t*_]*(.*)$", re.IGNORECASE | re.MULTILINE)
@@ -80,12 +80,14 @@ def is_copy(text: str) -> bool:
 class _Block:
     tag: str
     body: str
+    closed: bool = True
 
 
 def _blocks(answer: str, tag: str) -> list[_Block]:
     """Fenced blocks of ``answer`` in the order they are tried (see the module docstring)."""
     found = [
-        (m.start(), _Block(m.group(1).lower(), m.group(2).strip())) for m in _FENCE.finditer(answer)
+        (m.start(), _Block(m.group(1).lower(), m.group(2).strip(), bool(m.group(3))))
+        for m in _FENCE.finditer(answer)
     ]
     spans = [m.span() for m in _FENCE.finditer(answer)]
     for m in _ONE_LINE.finditer(answer):
@@ -108,7 +110,7 @@ def _blocks(answer: str, tag: str) -> list[_Block]:
     ]
 
 
-def parse_action(answer: str, tag: str = "action") -> ParsedAction:
+def parse_action(answer: str, tag: str = "action", *, cut: bool = False) -> ParsedAction:
     """Read the action from a model answer.
 
     Tried in order: a fenced block (the one tagged ``tag`` first, then an
@@ -116,10 +118,20 @@ def parse_action(answer: str, tag: str = "action") -> ParsedAction:
     text after an ``Action:`` label (up to the next blank line), the whole
     answer when it is a single line. Blocks in a formatting language
     (:data:`NOT_ACTIONS`), empty blocks and copied templates are skipped.
+
+    ``cut``: the answer stopped at the output limit (``finish_reason`` length).
+    Then only a closed fenced block counts: an unclosed one, a label or a
+    lone line may be an action cut in half, or the model's rambling.
     """
     if not answer or not answer.strip():
         return ParsedAction(None, "the answer is empty")
     blocks = _blocks(answer, tag.lower())
+    if cut:
+        blocks = [b for b in blocks if b.closed]
+        if not any(b.body and not is_copy(b.body) and b.tag not in NOT_ACTIONS for b in blocks):
+            return ParsedAction(
+                None, "the answer was cut at the output limit before a complete action"
+            )
     for block in blocks:
         if block.tag in NOT_ACTIONS:
             break
