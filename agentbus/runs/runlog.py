@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from agentbus.errors import UserError
+from agentbus.outcome import kind_counts
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.store import EVENTS, MANIFEST, RunStore
 
@@ -138,7 +139,7 @@ def episode_event(run_dir: Path, episode_id: str) -> dict[str, Any] | None:
             if event.get("type") != "episode.ended":
                 continue
             outcome = event.get("outcome") or {}
-            counts = outcome.get("error_kind") in (None, "step_limit")
+            counts = kind_counts(outcome.get("error_kind"))
             if counts:
                 return event
             found = event
