@@ -24,7 +24,17 @@ AGENTBUS = ROOT / "agentbus"
 
 #: The top-level ``python -m agentbus.run/report/tail/truth`` entry shims delegate
 #: to the application by design; they are not kernel files.
-ENTRY_SHIMS = {"run.py", "report.py", "tail.py", "truth.py", "view.py", "export.py", "plan.py", "discover.py"}
+ENTRY_SHIMS = {
+    "run.py",
+    "report.py",
+    "tail.py",
+    "truth.py",
+    "view.py",
+    "export.py",
+    "plan.py",
+    "discover.py",
+    "list.py",
+}
 
 
 def _python_files(*parts: str) -> list[Path]:

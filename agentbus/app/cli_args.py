@@ -19,6 +19,7 @@ import orjson
 
 from agentbus.app import external
 from agentbus.app.config import RunConfig, build_config, load_toml, merge
+from agentbus.app.listing import environment_names
 from agentbus.app.presets import preset_fragment
 from agentbus.errors import UserError
 from agentbus.inputs import CONFIG_LIMIT_MB, MIB, check_file, read_bounded
@@ -111,7 +112,11 @@ def parser() -> OneLineParser:
     )
     a = p.add_argument
     a("--config", type=Path, help="TOML file with any of the settings below (flags win)")
-    a("--env", help="environment name (math, git, robot, or a plugin's)")
+    a(
+        "--env",
+        help=f"environment name: {', '.join(environment_names())}, or a plugin's "
+        "(python -m agentbus.list envs says what each is)",
+    )
     a("--dataset", type=Path, help="task file instead of the built-in generator")
     a("--knowledge", type=Path, help="knowledge-point file (math)")
     a("--tasks", type=int, help="how many tasks the built-in generator makes")
