@@ -4,14 +4,17 @@
 
     {"slots": [...], "default_model": "sim:weak", "confidence": 0.95,
      "models": {TEST_MODEL: {
-         "coalitions": {KEY: {"n": int, "mean": float}},   # KEY: slots on test, '+'-joined
+         "coalitions": {KEY: {"n": int, "mean": float,      # KEY: slots on test, '+'-joined
+                              "tasks": int, "ci_low": float, "ci_high": float}},  # Wilson
          "shapley": {SLOT: {"value", "ci_low", "ci_high", "se", "cs_low", "cs_high",
                             "rank_low", "rank_high"}} | null,
          "banzhaf": {...} | null, "interactions": {"a*b": {...}} | null,
          "se_method": "independent" | "paired" | "covariance", "within_task_rho": float | null,
          "acc_default": float | null, "acc_test": float | null, "delta_acc": float | null,
          "episodes": int, "failures": int, "not_estimable": str | null}},
-     "best": {"slots": {SLOT: TEST_MODEL}} | null}
+     "best": {"slots": {SLOT: TEST_MODEL}} | null,
+     "given_up": {"cells": int, "models": {MODEL: {"cells", "by_coalition", "p_even"}},
+                  "uneven": bool, "warning": str | null}}
 
 A run that varies implementations (``--vary``, docs/variants.md) adds, per
 test model, ``"variants": {SLOT: {"default": LABEL, "test": LABEL}}`` (LABEL
