@@ -149,6 +149,7 @@ RULES: tuple[Rule, ...] = (
     Rule("evaluation", rf"-m {RUN_MODULE}(\s|$)", "run", extra=(*SHORT_RUN, *NO_PLOTS)),
     Rule("report", r"-m agentbus(?:\.app)?\.report(\s|$)", "run", extra=("--quiet", "--no-plots")),
     Rule("tail", r"-m agentbus(?:\.runs)?\.tail(\s|$)", "run", extra=("--from", "0")),
+    Rule("plan", r"-m agentbus\.plan(\s|$)", "run"),
     Rule(
         "truth table computation",
         r"-m agentbus\.truth make(\s|$)",
