@@ -108,6 +108,16 @@ def test_designs_keep_every_coalition_of_a_task_distinct() -> None:
         assert all(len(set(row.tolist())) == masks.shape[1] for row in masks)
 
 
+def test_small_games_keep_their_coalitions_distinct() -> None:
+    for n in (2, 3, 4):
+        for name in ("stratified", "msr", "leverage", "permutation", *(("loo",) if n > 2 else ())):
+            est = Estimator.make(name, n)
+            masks = est.design(np.random.default_rng(1), 50)
+            assert all(len(set(row.tolist())) == masks.shape[1] for row in masks), (name, n)
+    with pytest.raises(UserError):
+        Estimator.make("loo", 2)
+
+
 def test_auto_and_bad_names() -> None:
     assert resolve_name("auto", 5) == "exact"
     assert resolve_name("auto", 6) == "msr"

@@ -67,6 +67,8 @@ class Estimator:
         concrete = resolve_name(name, n)
         if concrete in PAIRED and n < 2:
             raise UserError(f"the {concrete} estimator needs at least two slots")
+        if concrete == "loo" and n < 3:  # with 2 slots, "i alone" is "j left out"
+            raise UserError(f"loo needs 3 slots or more; with {n} use exact (it is as cheap)")
         k = (pairs or default_pairs(n)) if concrete in PAIRED else 0
         if concrete in PAIRED:
             limit = sum(designs.pairs_in_size(n, int(s)) for s in designs.pair_sizes(n))
