@@ -44,7 +44,7 @@ class ActionActor(PrafModule):
             ],
             REQUEST,
         )
-        parsed = parse_action(answer, cut=self.finish_reason == "length")
+        parsed = parse_action(answer, cut=self.finish_reason == "length", prompt=self.prompt)
         if parsed.text is not None:
             action = ActionProposed(text=parsed.text, round=msg.round)
         else:

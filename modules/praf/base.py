@@ -30,6 +30,8 @@ class PrafModule(Actor):
         self.view = EpisodeView()
         #: how the last answer ended (``length``: cut at the output limit)
         self.finish_reason = "stop"
+        #: the text of the last prompt (to tell an answer that copies its examples)
+        self.prompt = ""
 
     @on(TaskStarted)
     async def started(self, msg: TaskStarted) -> None:
@@ -45,6 +47,7 @@ class PrafModule(Actor):
         messages = build(self.role, self.instructions, self.view, items, request)
         completion = await self.llm.complete(messages, SamplingParams(stop=self.stop))
         self.finish_reason = completion.finish_reason
+        self.prompt = "\n".join(m["content"] for m in messages)
         return completion.text.strip()
 
     def history(self) -> str:

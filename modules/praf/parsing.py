@@ -18,8 +18,14 @@ that a first-fenced-block rule reads as an action:
   counts only where a line starts with it, so three backticks in the middle
   of a sentence open nothing;
 * the prompt's template copied instead of filled in (``<the action>``, or a
-  placeholder of the history such as ``(none)``): such a block is skipped,
-  and an answer that holds nothing else is unparsable.
+  placeholder of the history such as ``(none)``), the history's round format
+  copied (``round 1`` / ``thought: ...``), or several lines most of which are
+  the prompt's own example lines: such a block is skipped, and an answer that holds
+  nothing else is unparsable;
+* prose where an action belongs: a block or a lone line made only of
+  sentences (a capitalised line of six words or more that ends a sentence),
+  or a display formula (``$$...$$``), is no action. Actions are commands
+  (``calculator: ...``, ``git status``, ``move r1 left``), not sentences.
 """
 
 from __future__ import annotations
@@ -34,6 +40,10 @@ _FENCE = re.compile(r"^[ \t>]*```[ \t]*([\w.+-]*)[ \t]*\n(.*?)(```|\Z)", re.DOTA
 _ONE_LINE = re.compile(r"^[ \t>]*```[ \t]*([^`\n]+?)[ \t]*```[ \t]*$", re.MULTILINE)
 _ACTION_LINE = re.compile(r"^[ \t>*_#-]*action[ \t*_]*:[ \t*_]*(.*)$", re.IGNORECASE | re.MULTILINE)
 _STEP = re.compile(r"^\s*(?:\d+[.)]|[-*•]|step\s*\d+\s*[:.)])\s+(.+?)\s*$", re.IGNORECASE)
+#: a line of the history's round format: "Round 2", "Thought: ...", "Feedback: ..."
+_HISTORY_LINE = re.compile(r"^\s*(?:round \d+\s*$|(?:thought|feedback)\s*:)", re.IGNORECASE)
+#: a command's prefix within its first words ("answer:", "Alice:"): not prose
+_COMMAND_PREFIX = re.compile(r"^\s*(?:\S+\s+){0,2}?\S*:")
 #: a template slot copied as it stands: <the action>, <command>, [ACTION]
 _PLACEHOLDER = re.compile(r"^(?:<[^<>\n]{1,40}>|\[[A-Z _-]{1,30}\]|\.\.\.|…)$")
 #: what the history shows for a round without a readable action
@@ -76,6 +86,37 @@ def is_copy(text: str) -> bool:
     )
 
 
+def is_prose(line: str) -> bool:
+    """A sentence rather than a command: capitalised, six words or more, ending a sentence."""
+    t = line.strip()
+    if len(t.split()) < 6 or not t[:1].isupper() or _COMMAND_PREFIX.match(t):
+        return False
+    return t[-1] in ".!?" or re.search(r"[.!?]\s+[A-Z]", t) is not None
+
+
+def _formula(line: str) -> bool:
+    t = line.strip()
+    return (t.startswith("$$") and t.endswith("$$")) or (t.startswith("\\[") and t.endswith("\\]"))
+
+
+def _not_an_action(body: str, prompt: str) -> str | None:
+    """Why ``body`` (a block or a lone line) is no action, or None when it may be one."""
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    if not lines:
+        return "the fenced block is empty"
+    if is_copy(body):
+        return "the answer repeats the prompt's template instead of an action"
+    if any(_HISTORY_LINE.match(ln) for ln in lines):
+        return "the answer copies the history's rounds instead of an action"
+    if len(lines) >= 2 and prompt:
+        copied = sum(len(ln.strip()) >= 8 and ln.strip() in prompt for ln in lines)
+        if copied * 2 > len(lines):
+            return "the answer copies the prompt's examples instead of an action"
+    if all(is_prose(ln) or _formula(ln) for ln in lines):
+        return "the answer is prose, not an action"
+    return None
+
+
 @dataclass(frozen=True)
 class _Block:
     tag: str
@@ -110,7 +151,9 @@ def _blocks(answer: str, tag: str) -> list[_Block]:
     ]
 
 
-def parse_action(answer: str, tag: str = "action", *, cut: bool = False) -> ParsedAction:
+def parse_action(
+    answer: str, tag: str = "action", *, cut: bool = False, prompt: str = ""
+) -> ParsedAction:
     """Read the action from a model answer.
 
     Tried in order: a fenced block (the one tagged ``tag`` first, then an
@@ -122,31 +165,31 @@ def parse_action(answer: str, tag: str = "action", *, cut: bool = False) -> Pars
     ``cut``: the answer stopped at the output limit (``finish_reason`` length).
     Then only a closed fenced block counts: an unclosed one, a label or a
     lone line may be an action cut in half, or the model's rambling.
+    ``prompt``: the text the model was sent, to tell a copy of its examples.
     """
     if not answer or not answer.strip():
         return ParsedAction(None, "the answer is empty")
     blocks = _blocks(answer, tag.lower())
     if cut:
         blocks = [b for b in blocks if b.closed]
-        if not any(b.body and not is_copy(b.body) and b.tag not in NOT_ACTIONS for b in blocks):
+        if not any(b.tag not in NOT_ACTIONS and not _not_an_action(b.body, prompt) for b in blocks):
             return ParsedAction(
                 None, "the answer was cut at the output limit before a complete action"
             )
+    reasons: list[str] = []
     for block in blocks:
         if block.tag in NOT_ACTIONS:
             break
-        if block.body and not is_copy(block.body):
+        why = _not_an_action(block.body, prompt)
+        if why is None:
             return ParsedAction(block.body)
+        reasons.append(why)
     if blocks:
-        if any(b.body and is_copy(b.body) for b in blocks):
-            return ParsedAction(
-                None, "the fenced block repeats the prompt's template instead of an action"
-            )
-        if all(b.tag in NOT_ACTIONS for b in blocks if b.body):
-            if any(b.body for b in blocks):
-                shown = next(b.tag for b in blocks if b.body)
-                return ParsedAction(None, f"the only fenced block is {shown}, not {tag}")
-        return ParsedAction(None, "the fenced block is empty")
+        if all(b.tag in NOT_ACTIONS for b in blocks if b.body) and any(b.body for b in blocks):
+            shown = next(b.tag for b in blocks if b.body)
+            return ParsedAction(None, f"the only fenced block is {shown}, not {tag}")
+        told = [r for r in reasons if r != "the fenced block is empty"]
+        return ParsedAction(None, told[0] if told else "the fenced block is empty")
     label = _ACTION_LINE.search(answer)
     if label is not None:
         lines = [label.group(1)]
@@ -156,12 +199,12 @@ def parse_action(answer: str, tag: str = "action", *, cut: bool = False) -> Pars
                 break
             lines.append(line)
         text = _strip_inline("\n".join(lines).strip())
-        if text and not is_copy(text):
+        if text and _not_an_action(text, prompt) is None:
             return ParsedAction(text)
     lines = [ln for ln in answer.strip().splitlines() if ln.strip()]
     if len(lines) == 1 and "```" not in lines[0]:
         text = _strip_inline(lines[0])
-        if text and not is_copy(text):
+        if text and _not_an_action(text, prompt) is None:
             return ParsedAction(text)
     return ParsedAction(
         None,
@@ -180,4 +223,12 @@ def parse_steps(plan: str) -> list[str]:
     return steps
 
 
-__all__ = ["NOT_ACTIONS", "NO_ACTION", "ParsedAction", "is_copy", "parse_action", "parse_steps"]
+__all__ = [
+    "NOT_ACTIONS",
+    "NO_ACTION",
+    "ParsedAction",
+    "is_copy",
+    "is_prose",
+    "parse_action",
+    "parse_steps",
+]
