@@ -94,10 +94,10 @@ def _tools_pool() -> tuple[tuple[str, ...], np.ndarray]:
 def test_halfwidth_stop_covers() -> None:
     """Chow-Robbins (today's rule) on the tools pool: 4 slots, target +/-0.08.
 
-    On the MIRROR pool the same rule misses 0.065-0.077 at these sizes, and
-    so does a fixed 20-task run without any stopping (0.071-0.085): the
-    answer critic's per-task values are heavily skewed, and that is the
-    ordinary t interval's calibration, not the stop's (docs/statistics.md).
+    On the MIRROR pool the same rule misses more (see the next test), and so
+    does a fixed 20-task run without any stopping: the answer critic's
+    per-task values are heavily skewed, and that is the ordinary t
+    interval's calibration, not the stop's (docs/statistics.md).
     """
     slots, phi_pool = _tools_pool()
     truth = phi_pool.mean(axis=0)
@@ -138,3 +138,25 @@ def test_peeking_with_the_ordinary_test_fails() -> None:
         real_wrong += int(named is not None and named != names[top])
     assert real_wrong / RUNS <= 0.05
     assert naive_wrong / RUNS > 0.05 + real_wrong / RUNS
+
+
+def test_halfwidth_stop_on_mirror_costs_little_beside_a_fixed_run() -> None:
+    """On MIRROR the ordinary interval itself under-covers at 20-90 tasks (skewed values).
+
+    The stop adds little to that: its miss rate stays within 0.02 of a fixed
+    20-task run's on the same draws (both printed; docs/statistics.md).
+    """
+    runs, truth = _runs(5)
+    names = _pool()[0]
+    stopped = []
+    fixed = []
+    for r in runs:
+        s = _stop(r, names, "halfwidth", 0.08)
+        stopped.append((s.ci_low > truth) | (s.ci_high < truth))
+        first = next(stopping.running_estimates(r, names, horizon_tasks=MAX_TASKS))
+        fixed.append((first.ci_low > truth) | (first.ci_high < truth))
+    at_stop, at_20 = float(np.mean(stopped)), float(np.mean(fixed))
+    print(
+        f"halfwidth 0.08 (mirror): miss rate at the stop {at_stop:.3f}, fixed 20 tasks {at_20:.3f}"
+    )
+    assert at_stop <= at_20 + 0.02
