@@ -188,6 +188,13 @@ def parser() -> OneLineParser:
     a("--serve", metavar="[HOST:]PORT", help="serve the live dashboard and event stream")
     a("--token", help="bearer token for --serve on a non-loopback address")
     a("--progress", choices=["auto", "rich", "plain", "off"], help="console progress display")
+    a(
+        "--details",
+        action="store_true",
+        default=None,
+        help="after the MVP line and the attribution table, print the coalition, Banzhaf and "
+        "cost tables too (results.md always has them)",
+    )
     a("--no-trace", dest="trace", action="store_false", default=None, help="keep no traces")
     a(
         "--no-plots",
@@ -257,6 +264,7 @@ FLAT_KEYS = (
     "serve",
     "token",
     "progress",
+    "details",
     "trace",
     "plots",
     "budget_usd",

@@ -146,6 +146,8 @@ class RunConfig(BaseModel):
     serve: str | None = None
     token: str | None = None
     progress: ProgressMode = "auto"
+    #: print every table (coalitions, Banzhaf, cost) after the headline; results.md has them all
+    details: bool = False
     trace: bool = True
     #: write PNG/SVG figures with the results (off for large sweeps of runs)
     plots: bool = True
@@ -211,7 +213,6 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise UserError(f"config file {path} is not valid TOML: {exc}") from None
     except RecursionError:
         raise UserError(f"config file {path} is nested too deeply to parse") from None
-
 
 
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

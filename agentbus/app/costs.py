@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
-from agentbus.app.budget import BudgetGate, RunEstimate, Spend, estimate_line
+from agentbus.app.budget import AssignmentCosts, BudgetGate, RunEstimate, Spend, estimate_line
 from agentbus.app.config import RunConfig
 from agentbus.episode import EpisodeSpec
 from agentbus.events import COST_ESTIMATE, EventHub
@@ -47,6 +47,8 @@ class RunCost:
         self.spend = Spend()
         self.estimate = RunEstimate(total_blocks)
         self.gate: BudgetGate | None = None
+        #: billed cost per model assignment (the budget's projection), replayed ones too
+        self.by_assignment = AssignmentCosts()
         self._published = False
         #: the projection as first announced (the final one is the spend itself)
         self.announced: dict[str, Any] | None = None
@@ -55,6 +57,7 @@ class RunCost:
         for record in records:
             self.spend.observe(record)
             self.estimate.observe(record)
+            self.by_assignment.observe(record)
 
     def unpriced_note(self) -> str | None:
         """One line naming models without a price (their cost shows as n/a)."""
@@ -81,6 +84,7 @@ class RunCost:
                 in_flight=in_flight,
                 per_episode=self.estimate.per_episode,
                 in_blocks=self.estimate.in_blocks,
+                costs=self.by_assignment,
             )
         return self.gate.gate(specs, stop)
 
@@ -92,6 +96,10 @@ class RunCost:
         """Account one record; announce the projection once enough blocks are in."""
         self.spend.observe(record)
         self.estimate.observe(record)
+        if self.gate is not None:
+            self.gate.observe(record)  # also updates by_assignment
+        else:
+            self.by_assignment.observe(record)
         await self.maybe_announce(hub, console)
 
     async def maybe_announce(self, hub: EventHub, console: Console) -> None:
@@ -176,6 +184,12 @@ def print_cost(results: dict[str, Any], console: Console, run_dir: Any = None) -
         console.print(render_cost(cost, list(results.get("slots") or [])))
     if results.get("pareto"):
         console.print(render_pareto(results["pareto"]))
+    print_budget_stop(results, console, run_dir)
+
+
+def print_budget_stop(results: dict[str, Any], console: Console, run_dir: Any = None) -> None:
+    """The line saying the budget stopped the run and how to continue it."""
+    cost = results.get("cost")
     stopped = ((cost or {}).get("budget") or {}).get("stopped")
     if stopped:
         budget = cost["budget"] if cost else {}

@@ -28,13 +28,14 @@ from agentbus.app import external
 from agentbus.app.adaptive import AdaptiveScheduler
 from agentbus.app.best import BestRun
 from agentbus.app.config import RESULT_KEYS, RunConfig
-from agentbus.app.costs import RunCost, cost_markdown, price_table, print_cost
+from agentbus.app.costs import RunCost, cost_markdown, price_table, print_budget_stop
 from agentbus.app.estimation import live_status, with_design
-from agentbus.app.screened import evaluate_screened
 from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory, cell_id
 from agentbus.app.executor import executor_summary, llm_report, open_runtime
 from agentbus.app.pareto import ParetoRun, pareto_phase
 from agentbus.app.resume_scope import check_scope
+from agentbus.app.screened import evaluate_screened
+from agentbus.app.summary import print_summary, reward_kind
 from agentbus.app.workqueue import Block, WorkQueue
 from agentbus.environment import EnvSetup, Task, TaskSource
 from agentbus.episode import EpisodeSpec
@@ -50,7 +51,7 @@ from agentbus.runs.store import RunStore
 from agentbus.runtime import Runtime
 from agentbus.sim.profiles import ProfileSet
 from agentbus.sim.service import SimHandle, sim_service
-from attribution.results import build_results, render_console, to_markdown
+from attribution.results import build_results, to_markdown
 from attribution.service import AttributionService
 
 #: stop early when this many episodes in a row failed on the infrastructure
@@ -657,6 +658,7 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         gateway = results["gateway"] = external.summary(service.everything.book.records())
     slots = results.get("slots") or []
     results["answers"] = answer_summary(service.everything.book.records(), slots)
+    results["reward_kind"] = reward_kind(service.everything.book.records())
     executor = executor_summary(execution.runtime)
     if executor is not None:
         results["executor"] = executor
@@ -683,14 +685,14 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     prep.store.write_text("results.md", markdown)
     if config.plots:
         _write_plots(results, prep.run_dir / "plots", console)
-    console.print(render_console(results))
     note = external.summary_line(gateway) if gateway is not None else None
-    if note:
-        console.print(note)
-    answers = answer_line(results["answers"])
-    if answers is not None:
-        console.print(answers)
-    print_cost(results, console, prep.run_dir)
+    print_summary(
+        results,
+        console,
+        show_details=config.details,
+        notes=[note, answer_line(results["answers"])],
+    )
+    print_budget_stop(results, console, prep.run_dir)
     if adaptive is not None and adaptive.stop_reason:
         console.print(f"adaptive run stopped: {adaptive.stop_reason}")
     return RunReport(

@@ -29,6 +29,7 @@ EVENTS = "events.jsonl"
 
 def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> dict[str, Any]:
     """Write results.json, results.md (and plots) for ``run_dir``; return the results."""
+    from agentbus.app.summary import reward_kind
     from agentbus.runs.store import check_log
     from attribution.collect import collect_from_log
     from attribution.results import build_results, to_markdown
@@ -60,11 +61,15 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
     results = _keep_run_metadata(run_dir / "results.json", results)
     results["cost"] = _rebuild_cost(log, collector, results)
     results["answers"] = answer_summary(collector.book.records(), results.get("slots") or [])
+    results["reward_kind"] = reward_kind(collector.book.records())
     try:
         (run_dir / "results.json").write_bytes(
             orjson.dumps(results, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
         )
-        markdown = to_markdown(results) + answer_markdown(results)
+        from agentbus.app.costs import cost_markdown
+
+        # the same sections as the run wrote: the console shows cost only with --details
+        markdown = to_markdown(results) + answer_markdown(results) + cost_markdown(results)
         (run_dir / "results.md").write_text(markdown, encoding="utf-8")
         if plots:
             from attribution.plots import write_plots
@@ -221,6 +226,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--quiet", action="store_true", help="do not print the table (a comparison still prints)"
     )
     parser.add_argument(
+        "--details",
+        action="store_true",
+        help="print every table (coalitions, Banzhaf, cost) after the MVP line and phi table",
+    )
+    parser.add_argument(
         "--episode",
         metavar="ID",
         help="print one episode as a transcript (nothing is rebuilt); see --prompts",
@@ -249,13 +259,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not args.quiet:
-        from attribution.results import render_console
+        from agentbus.app.costs import print_budget_stop
+        from agentbus.app.summary import print_summary
 
         console = Console()
-        console.print(render_console(results))
-        from agentbus.app.costs import print_cost
-
-        print_cost(results, console, args.run_dir)
+        print_summary(results, console, show_details=args.details)
+        print_budget_stop(results, console, args.run_dir)
         console.print(f"wrote {args.run_dir / 'results.json'} and {args.run_dir / 'results.md'}")
     if comparison is not None:
         _print_comparison(comparison, args.run_dir, args.compare)

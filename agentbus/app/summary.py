@@ -1,0 +1,404 @@
+"""The console's answer to a run: the MVP line first, one compact table, the rest on demand.
+
+A run's reader wants one sentence: which module matters most, how sure that
+is, and which modules cannot be told from zero. :func:`headline` writes it
+from results.json's Shapley rows; :func:`print_summary` prints it first, then
+one table of phi per slot and model, then one-line notes. ``--details`` adds
+the coalition, Banzhaf and cost tables (results.md always has them all).
+
+Tables must stay readable at 80 columns (pipes, CI logs): coalitions are
+shown as fixed-width letter codes (``PRA.`` = planning, reasoning and action
+on the test model) with a legend, never as long names that a narrow terminal
+cuts into identical rows, and model specs as short unambiguous labels
+(:func:`model_labels`) with the full spec in a legend.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+#: longest model label shown in a table header before it is shortened
+LABEL_MAX = 18
+
+
+def model_labels(models: Sequence[str]) -> dict[str, str]:
+    """Short, distinct header labels for model specs (``vllm:http://h:8101/v1#org/M`` -> ``M``).
+
+    Short specs are kept as they are. A long one is shortened to its model
+    name (after ``#``, last path part), then to ``name@host:port`` when two
+    share a name, then numbered; never two identical labels.
+    """
+    labels: dict[str, str] = {}
+    for m in models:
+        labels[m] = m if len(m) <= LABEL_MAX else _short(m)
+    by_label: dict[str, list[str]] = {}
+    for m, label in labels.items():
+        by_label.setdefault(label, []).append(m)
+    for label, same in by_label.items():
+        if len(same) > 1:
+            for m in same:
+                host = _host(m)
+                labels[m] = f"{label}@{host}" if host else label
+    seen: dict[str, int] = {}
+    for m in models:
+        label = labels[m]
+        if label in seen:
+            seen[label] += 1
+            labels[m] = f"{label}#{seen[label]}"
+        else:
+            seen[label] = 1
+    return labels
+
+
+def _short(spec: str) -> str:
+    name = spec.split("#", 1)[1] if "#" in spec else spec.split(":", 1)[-1]
+    name = name.rstrip("/").rsplit("/", 1)[-1] or spec
+    return name if len(name) <= LABEL_MAX else name[: LABEL_MAX - 1] + "~"
+
+
+def _host(spec: str) -> str:
+    found = re.search(r"://([^/,#]+)", spec)
+    return found.group(1).rsplit("@", 1)[-1] if found else ""
+
+
+def slot_letters(slots: Sequence[str]) -> dict[str, str]:
+    """One distinct capital letter per slot, from its name where possible (P R A E ...)."""
+    used: set[str] = set()
+    out: dict[str, str] = {}
+    for slot in slots:
+        pick = next(
+            (c.upper() for c in slot if c.isalpha() and c.upper() not in used),
+            next(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" if c not in used),
+        )
+        used.add(pick)
+        out[slot] = pick
+    return out
+
+
+def coalition_code(key: str, slots: Sequence[str], letters: Mapping[str, str]) -> str:
+    """``planning+action`` -> ``P.A.``: one fixed position per slot, ``.`` on the default."""
+    members = {p for p in key.split("+") if p}
+    return "".join(letters[s] if s in members else "." for s in slots)
+
+
+def legend(slots: Sequence[str], letters: Mapping[str, str]) -> str:
+    return "coalition code: " + ", ".join(f"{letters[s]}={s}" for s in slots) + " (.=default)"
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.2f}"
+
+
+def _interval(row: Mapping[str, Any]) -> str:
+    if row.get("ci_low") is None or row.get("ci_high") is None:
+        return ""
+    return f" [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+
+
+def headline(results: Mapping[str, Any]) -> list[str]:
+    """One line per test model: the MVP, the ranking with intervals, the slots not told from 0.
+
+    ``MVP: action +0.30 [0.20, 0.40] > reasoning +0.20 [0.13, 0.27] > ...;
+    planning's interval holds 0``. When the top slot's rank interval (from
+    results.json) reaches rank 2, the line says the top two are not told apart
+    instead of naming a single MVP.
+    """
+    models = list(results.get("models") or {})
+    labels = model_labels(models)
+    lines = []
+    for model in models:
+        summary = results["models"][model]
+        where = f" ({labels[model]} as test model)" if len(models) > 1 else ""
+        shap = summary.get("shapley") or {}
+        rows = [(s, r) for s, r in shap.items() if r and r.get("value") is not None]
+        if not rows:
+            reason = summary.get("not_estimable") or "no counted episodes"
+            lines.append(f"No MVP yet{where}: phi is not estimable ({reason})")
+            continue
+        rows.sort(key=lambda sr: -float(sr[1]["value"]))
+        ranking = " > ".join(f"{s} {_signed(r['value'])}{_interval(r)}" for s, r in rows)
+        top, top_row = rows[0]
+        tied = [s for s, r in rows[1:] if r.get("rank_low") is not None and int(r["rank_low"]) <= 1]
+        zero = [
+            s for s, r in rows if r.get("ci_low") is not None and r["ci_low"] <= 0 <= r["ci_high"]
+        ]
+        if zero:
+            tail = "; " + ", ".join(f"{s}'s" for s in zero)
+            tail += " interval holds 0" if len(zero) == 1 else " intervals hold 0"
+        elif all(r.get("ci_low") is not None for _, r in rows):
+            tail = "; every interval excludes 0"
+        else:
+            tail = ""
+        top_open = top_row.get("rank_high") is not None and int(top_row["rank_high"]) > 1
+        if top_open and tied:
+            tail += f"; {top} is not yet told apart from {' or '.join(tied)} (rank intervals)"
+        head = f"MVP{where}: "
+        lines.append(head + ranking + tail)
+    return lines
+
+
+def _phi_cell(row: Mapping[str, Any] | None) -> str:
+    if not row or row.get("value") is None:
+        return "n/a"
+    return _signed(row["value"]) + _interval(row)
+
+
+def _fmt(x: Any) -> str:
+    return "-" if x is None else f"{float(x):.3f}"
+
+
+def attribution_table(results: Mapping[str, Any], index: str = "shapley") -> Table:
+    """Slots x test models: phi [interval]; then Acc with everything default and on test."""
+    models = list(results["models"])
+    labels = model_labels(models)
+    conf = round(100 * float(results.get("confidence", 0.95)))
+    table = Table(
+        title=f"{index.capitalize()} value per slot ({conf}% intervals)", title_justify="left"
+    )
+    table.add_column("slot", style="bold", no_wrap=True)
+    for m in models:
+        table.add_column(labels[m], justify="right")
+    for slot in results["slots"]:
+        table.add_row(
+            slot, *[_phi_cell((results["models"][m].get(index) or {}).get(slot)) for m in models]
+        )
+    for key, name in (("acc_default", "v(all default)"), ("acc_test", "v(all test)")):
+        table.add_row(name, *[_fmt(results["models"][m].get(key)) for m in models])
+    return table
+
+
+def reward_kind(records: Iterable[Any]) -> str:
+    """``binary`` when every counted reward is 0 or 1 (v(S) is a success rate), else ``graded``."""
+    for record in records:
+        if float(record.reward) not in (0.0, 1.0):
+            return "graded"
+    return "binary"
+
+
+def value_word(results: Mapping[str, Any]) -> str:
+    """``Success rate`` for 0/1 rewards, ``Mean reward`` when rewards are graded (robot)."""
+    return "Mean reward" if results.get("reward_kind") == "graded" else "Success rate"
+
+
+def coalition_table(results: Mapping[str, Any]) -> Group:
+    """v(S) per coalition (letter codes) and test model, with the code legend."""
+    from attribution.results import ordered_keys
+
+    models = list(results["models"])
+    labels = model_labels(models)
+    slots = list(results["slots"])
+    letters = slot_letters(slots)
+    keys = ordered_keys(
+        slots, {k for m in models for k in results["models"][m].get("coalitions", {})}
+    )
+    conf = round(100 * float(results.get("confidence", 0.95)))
+    table = Table(
+        title=f"{value_word(results)} per coalition ({conf}% intervals over tasks)",
+        title_justify="left",
+    )
+    table.add_column("coalition", style="bold", no_wrap=True)
+    for m in models:
+        table.add_column(labels[m], justify="right")
+    for key in keys:
+        cells = []
+        for m in models:
+            c = results["models"][m].get("coalitions", {}).get(key)
+            if c is None:
+                cells.append("-")
+            else:
+                cells.append(f"{_fmt(c.get('mean'))}{_interval(c)} n={c.get('tasks', c.get('n'))}")
+        table.add_row(coalition_code(key, slots, letters), *cells)
+    return Group(table, Text(legend(slots, letters), style="dim"))
+
+
+def model_legend(models: Sequence[str]) -> str | None:
+    """``models: Llama-3.1-8B = vllm:http://...`` for every label that is not the spec itself."""
+    labels = model_labels(models)
+    shortened = [f"{labels[m]} = {m}" for m in models if labels[m] != m]
+    return "models: " + "; ".join(shortened) if shortened else None
+
+
+def simulated(results: Mapping[str, Any]) -> bool:
+    """Whether every priced model is the simulator (its prices are list prices, nothing billed)."""
+    prices = ((results.get("cost") or {}).get("prices") or {}).get("per_million_tokens_usd") or {}
+    return bool(prices) and all(str(m).startswith("sim:") for m in prices)
+
+
+def priced(results: Mapping[str, Any]) -> bool:
+    """Whether any model of the run has a price (unpriced runs print no dollar figure)."""
+    cost = results.get("cost") or {}
+    prices = (cost.get("prices") or {}).get("per_million_tokens_usd") or {}
+    return any(isinstance(p, Mapping) and p.get("priced") for p in prices.values())
+
+
+def cost_line(results: Mapping[str, Any]) -> str | None:
+    """One line on what the run cost: simulated list prices said as such, no $ for unpriced."""
+    cost = results.get("cost")
+    if not cost:
+        return None
+    run = cost.get("run") or {}
+    tokens = run.get("sent_tokens")
+    sent = f"{run.get('sent_calls', 0)} calls sent, {tokens:,} tokens" if tokens is not None else ""
+    if not priced(results):
+        return f"cost: no price for these models ({sent}); add them under [prices] for dollars"
+    from attribution.cost import usd
+
+    if simulated(results):
+        money = f"{usd(run.get('billed_usd'))} at simulated list prices (nothing billed)"
+    else:
+        money = f"{usd(run.get('billed_usd'))} billed"
+    line = f"cost: {money}; {sent}; the agents' own cost {usd(run.get('agent_usd'))}"
+    if cost.get("unpriced"):
+        line += f"; no price for {', '.join(cost['unpriced'])}"
+    return line
+
+
+def details(results: Mapping[str, Any], console: Console) -> None:
+    """The tables behind ``--details``: coalitions, Banzhaf, variants, shift, whole agents, cost."""
+    from attribution.results import (
+        _agent_rows,
+        _shift_rows,
+        _shift_title,
+        _variant_rows,
+        has_variants,
+    )
+
+    console.print(coalition_table(results))
+    console.print(attribution_table(results, "banzhaf"))
+    models = list(results["models"])
+    labels = model_labels(models)
+    if has_variants(results):
+        named = Table(
+            title="Variants (what each varied slot runs on each side)", title_justify="left"
+        )
+        for column in ("slot", "default", *[labels[m] for m in models]):
+            named.add_column(column)
+        for row in _variant_rows(results):
+            named.add_row(*row)
+        console.print(named)
+    shift = results.get("shift")
+    if shift:
+        shifted = Table(title=_shift_title(shift), title_justify="left")
+        shifted.add_column(shift["slot"], style="bold")
+        shifted.add_column("pass rate", justify="right")
+        shifted.add_column("tasks", justify="right")
+        for row in _shift_rows(shift):
+            shifted.add_row(*row)
+        console.print(shifted)
+    if results.get("best_run"):
+        agents = Table(title="Whole agents", title_justify="left")
+        agents.add_column("agent", style="bold")
+        agents.add_column("Acc", justify="right")
+        for row in _agent_rows(results):
+            agents.add_row(*row)
+        console.print(agents)
+    if results.get("cost") and priced(results):
+        console.print(cost_tables(results))
+    if results.get("pareto"):
+        from agentbus.app.pareto import render_pareto
+
+        console.print(render_pareto(results["pareto"]))
+
+
+def cost_tables(results: Mapping[str, Any]) -> Group:
+    """Cost per coalition (codes), per slot, and the Shapley value of cost, at 80 columns."""
+    from attribution.cost import _ci, _shapley_rows, _slot_rows
+    from attribution.results import ordered_keys
+
+    cost = results["cost"]
+    slots = list(results["slots"])
+    letters = slot_letters(slots)
+    models = list(cost["models"])
+    conf = round(100 * float(results.get("confidence", 0.95)))
+    unit = "USD at simulated list prices" if simulated(results) else "USD"
+    parts: list[Any] = []
+    all_models = sorted({m for s in cost["slots"].values() for m in s["models"]} | set(models))
+    labels = model_labels(all_models)
+    table = Table(
+        title=f"Agent cost per episode per coalition ({unit}, {conf}%)", title_justify="left"
+    )
+    table.add_column("coalition", style="bold", no_wrap=True)
+    for m in models:
+        table.add_column(labels[m], justify="right")
+    keys = ordered_keys(slots, {k for m in models for k in cost["models"][m]["coalitions"]})
+    for key in keys:
+        table.add_row(
+            coalition_code(key, slots, letters),
+            *[_ci(cost["models"][m]["coalitions"].get(key)) for m in models],
+        )
+    parts += [table, Text(legend(slots, letters), style="dim")]
+    slot_models, rows = _slot_rows(cost)
+    table = Table(title=f"Cost per slot ({unit} per episode; run total)", title_justify="left")
+    table.add_column("slot", style="bold", no_wrap=True)
+    for m in slot_models:
+        table.add_column(labels.get(m, m), justify="right")
+    table.add_column("total", justify="right")
+    for row in rows:
+        table.add_row(*row)
+    parts.append(table)
+    table = Table(
+        title=f"Shapley value of cost ({unit} per episode, {conf}%)", title_justify="left"
+    )
+    table.add_column("slot", style="bold", no_wrap=True)
+    for m in models:
+        table.add_column(labels[m], justify="right")
+    for row in _shapley_rows(cost, slots):
+        table.add_row(*row)
+    parts.append(table)
+    return Group(*parts)
+
+
+def print_summary(
+    results: Mapping[str, Any],
+    console: Console,
+    *,
+    show_details: bool = False,
+    notes: Sequence[str | None] = (),
+) -> None:
+    """The headline, the compact table, the notes; ``show_details``: every other table."""
+    from attribution.results import given_up_line
+
+    for line in headline(results):
+        console.print(Text(line, style="bold"))
+    console.print(attribution_table(results))
+    legend_line = model_legend(list(results["models"]))
+    if legend_line:
+        console.print(Text(legend_line, style="dim"))
+    for m in results["models"]:
+        reason = results["models"][m].get("not_estimable")
+        if reason and (results["models"][m].get("shapley") or {}):
+            console.print(Text(f"{m}: {reason}", style="yellow"))
+    gave_up = given_up_line(results)
+    if gave_up:
+        console.print(Text(gave_up, style="yellow"))
+    if show_details:
+        details(results, console)
+    for note in notes:
+        if note:
+            console.print(note)
+    spent = cost_line(results)
+    if spent:
+        console.print(spent)
+    if not show_details:
+        console.print(
+            Text("coalitions, Banzhaf, cost per slot: --details (all in results.md)", style="dim")
+        )
+
+
+__all__ = [
+    "attribution_table",
+    "coalition_code",
+    "coalition_table",
+    "cost_line",
+    "headline",
+    "model_labels",
+    "print_summary",
+    "reward_kind",
+    "slot_letters",
+]
