@@ -203,3 +203,59 @@ async def test_gateway_refuses_a_non_loopback_host() -> None:
 
     with pytest.raises(UserError, match="loopback"):
         Gateway(host="0.0.0.0")
+
+
+async def test_responses_api_passes_through_to_an_upstream_that_has_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A vLLM-style upstream with /v1/responses (a stand-in server): the call goes there
+    with the upstream's model name and key; the agent gets the answer, never the key."""
+    from aiohttp import web
+
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    async def responses(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append((request.headers.get("Authorization", ""), body))
+        if body.get("input") == "fail":
+            return web.json_response({"error": {"message": "bad key sk-canary-9d2f"}}, status=401)
+        return web.json_response(
+            {
+                "id": "resp_1",
+                "object": "response",
+                "model": body["model"],
+                "output": [
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "pong", "annotations": []}],
+                    }
+                ],
+                "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4},
+            }
+        )
+
+    app = web.Application()
+    app.router.add_post("/v1/responses", responses)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    monkeypatch.setenv("VLLM_API_KEY", "sk-canary-9d2f")
+    try:
+        async with make_rig() as rig:
+            spec = f"vllm:http://127.0.0.1:{port}/v1#m1"
+            rig.session.slots["solver"] = (spec, rig.router.client(spec))
+            reply = await rig.ctx.openai.responses.create(model="solver", input="ping")
+            assert reply.output_text == "pong"
+            assert seen[0] == ("Bearer sk-canary-9d2f", {"model": "m1", "input": "ping"})
+            assert rig.session.modules["solver"].prompt_tokens == 3
+            with pytest.raises(openai.AuthenticationError) as failed:
+                await rig.ctx.openai.responses.create(model="solver", input="fail")
+            assert "canary" not in str(failed.value.body)
+            with pytest.raises(openai.APIStatusError, match="no Responses API"):
+                await rig.ctx.openai.responses.create(model="planner", input="ping")
+            assert [m["type"] for m in rig.trace][:2] == ["GatewayRequest", "GatewayAnswer"]
+    finally:
+        await runner.cleanup()

@@ -17,10 +17,12 @@ answer with known skill: the prompt is the user's and names neither.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 import orjson
 import structlog
 from aiohttp import web
@@ -69,6 +71,8 @@ class Gateway:
         self.calls = 0
         #: HTTP pools the in-process agents' SDK clients share (AgentContext.shared)
         self.pools: dict[str, Any] = {}
+        #: client for passing the Responses API through to an upstream that has it
+        self._client: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
         self.app = self._build()
 
@@ -105,6 +109,9 @@ class Gateway:
             except Exception:
                 pass
         self.pools.clear()
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -157,18 +164,121 @@ class Gateway:
         return await self._call(request, "anthropic")
 
     async def responses(self, request: web.Request) -> web.StreamResponse:
-        if self._session(request) is None:
+        """The Responses API, passed through to an OpenAI-style upstream that has it.
+
+        The call still goes to the module's slot model of this coalition, but
+        around the router (no shared calls, retries or per-slot usage): the
+        upstream's answer is returned as it is, except that an upstream error
+        becomes a plain message (a provider's error text can quote part of
+        the key). Upstreams without the API (the simulator, Anthropic) get a
+        501 saying to use chat completions.
+        """
+        session = self._session(request)
+        if session is None:
             return self._unauthorized("openai")
-        return _json(
-            openai_error(
-                "this gateway serves the chat completions API (/v1/chat/completions) and "
-                "the Anthropic Messages API (/v1/messages), not the Responses API; set your "
-                "client to chat completions (OpenAI Agents SDK: "
-                "set_default_openai_api('chat_completions'))",
-                "not_implemented",
+        try:
+            body = orjson.loads(await request.read())
+        except orjson.JSONDecodeError:
+            return self._error("openai", 400, "the body is not valid JSON", "invalid_request_error")
+        module = body.get("model") if isinstance(body, dict) else None
+        if not isinstance(module, str) or not module:
+            return self._error(
+                "openai", 400, "'model' is required: it names the module", "invalid_request_error"
+            )
+        try:
+            route = session.route(module)
+        except Refused as exc:
+            return self._error("openai", exc.status, str(exc), exc.kind)
+        upstream = responses_upstream(route.llm)
+        if upstream is None:
+            return _json(
+                openai_error(
+                    f"module {module!r} runs on {route.model}, which has no Responses API "
+                    "here; use the chat completions API (/v1/chat/completions) or the "
+                    "Anthropic Messages API (/v1/messages) (OpenAI Agents SDK: "
+                    "set_default_openai_api('chat_completions'))",
+                    "not_implemented",
+                ),
+                501,
+            )
+        base, key, model = upstream
+        session.calls += 1
+        number = session.calls
+        await self._publish(
+            session,
+            GatewayRequest(
+                call=number,
+                module=module,
+                slot=route.slot,
+                model=route.model,
+                api="responses",
+                messages=[{"role": "user", "content": str(body.get("input", ""))}],
+                stream=bool(body.get("stream")),
             ),
-            501,
         )
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        started = time.perf_counter()
+        http = self._http()
+        try:
+            async with http.post(
+                f"{base}/responses", data=orjson.dumps({**body, "model": model}), headers=headers
+            ) as upstream_response:
+                status = upstream_response.status
+                if status >= 400:
+                    await upstream_response.read()
+                    error = f"upstream answered HTTP {status} to the Responses API"
+                    await self._answer_error(
+                        session, module, route.slot, route.model, number, error
+                    )
+                    return self._error("openai", status, error, "upstream_error")
+                if body.get("stream"):
+                    stream = web.StreamResponse(
+                        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+                    )
+                    await stream.prepare(request)
+                    async for chunk in upstream_response.content.iter_any():
+                        await stream.write(chunk)
+                    await stream.write_eof()
+                    result: dict[str, Any] = {}
+                    raw = b""
+                else:
+                    raw = await upstream_response.read()
+                    result = orjson.loads(raw)
+        except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
+            error = f"upstream Responses API failed: {type(exc).__name__}"
+            await self._answer_error(session, module, route.slot, route.model, number, error)
+            return self._error("openai", 502, error, "api_error")
+        usage = result.get("usage") or {}
+        stats = session.stats(module)
+        stats.calls += 1
+        stats.prompt_tokens += int(usage.get("input_tokens") or 0)
+        stats.completion_tokens += int(usage.get("output_tokens") or 0)
+        stats.latency_s += time.perf_counter() - started
+        await self._publish(
+            session,
+            GatewayAnswer(
+                call=number,
+                module=module,
+                slot=route.slot,
+                model=route.model,
+                text=str(result.get("output_text", "")),
+                prompt_tokens=int(usage.get("input_tokens") or 0),
+                completion_tokens=int(usage.get("output_tokens") or 0),
+            ),
+        )
+        if body.get("stream"):
+            return stream
+        return web.Response(body=raw, content_type="application/json")
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._client is None:
+            self._client = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),
+                timeout=aiohttp.ClientTimeout(total=600),
+            )
+        return self._client
 
     async def models(self, request: web.Request) -> web.StreamResponse:
         session = self._session(request)
@@ -252,10 +362,14 @@ class Gateway:
             result = await route.llm.complete(call.messages, params)
         except InfraError as exc:
             session.infra_error = session.infra_error or str(exc)
-            await self._answer_error(session, call, route.slot, route.model, number, str(exc))
+            await self._answer_error(
+                session, call.module, route.slot, route.model, number, str(exc)
+            )
             return self._error(api, 502, f"upstream model failed: {exc}", "api_error")
         except ContextOverflow as exc:
-            await self._answer_error(session, call, route.slot, route.model, number, str(exc))
+            await self._answer_error(
+                session, call.module, route.slot, route.model, number, str(exc)
+            )
             return self._error(api, 400, str(exc), "context_length_exceeded")
         stats.calls += 1
         stats.prompt_tokens += result.prompt_tokens
@@ -307,7 +421,7 @@ class Gateway:
     async def _answer_error(
         self,
         session: Session,
-        call: ChatCall,
+        module: str,
         slot: str | None,
         model: str,
         number: int,
@@ -315,7 +429,7 @@ class Gateway:
     ) -> None:
         await self._publish(
             session,
-            GatewayAnswer(call=number, module=call.module, slot=slot, model=model, error=error),
+            GatewayAnswer(call=number, module=module, slot=slot, model=model, error=error),
         )
 
     async def _publish_refusal(
@@ -327,4 +441,24 @@ class Gateway:
         )
 
 
-__all__ = ["Gateway"]
+def responses_upstream(llm: Any) -> tuple[str, str | None, str] | None:
+    """(base URL, key, model) of an OpenAI-style upstream of ``llm``, or None.
+
+    Reaches through the per-episode meter and the router's handle to the
+    first replica's backend: only ``openai:`` and ``vllm:`` models qualify.
+    """
+    inner = getattr(llm, "_inner", llm)
+    spec = getattr(inner, "spec", None)
+    replicas = getattr(getattr(inner, "_client", None), "replicas", None)
+    if spec is None or not replicas or spec.backend not in ("openai", "vllm"):
+        return None
+    backend = replicas[0].backend
+    base = backend.endpoint or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    try:
+        key: str | None = backend._api_key()
+    except Exception:
+        key = None
+    return str(base).rstrip("/"), key, spec.model
+
+
+__all__ = ["Gateway", "responses_upstream"]
