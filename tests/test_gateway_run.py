@@ -233,6 +233,29 @@ def test_node_example_through_agent_cmd(tmp_path: Path) -> None:
     assert all(e["outcome"].get("error") is None for e in episodes)
     calls = sum(e["outcome"]["llm_calls"] for e in episodes)
     assert calls >= 3 * 24  # planner, solver and critic at least once each
+    # The Node agent sends the Python example's prompts, so on the simulator (answers
+    # fixed by model and prompt at temperature 0) every cell must end as the Python
+    # agent's does: the Python agent's known truth (tests/test_gateway_truth.py) is then
+    # the Node agent's too.
+    python_dir = tmp_path / "python"
+    _run(
+        [
+            "--agent", "examples.plain_openai.agent:run", "--dataset",
+            "examples/node_agent/tasks.jsonl", "--limit", "3",
+            "--slots", "planner,solver,critic", "--sim-speed", "0", "--no-plots",
+            "--progress", "off", "--run-dir", str(python_dir),
+        ],
+        ROOT,
+        _env(),
+    )  # fmt: skip
+
+    def cells(run: Path) -> dict[str, tuple[float, int]]:
+        return {
+            e["episode_id"]: (e["outcome"]["reward"], e["outcome"]["llm_calls"])
+            for e in _episodes(run)
+        }
+
+    assert cells(run_dir) == cells(python_dir)
 
 
 @pytest.mark.slow
