@@ -79,6 +79,12 @@ def check(config: RunConfig) -> None:
         raise UserError(
             "your own agent runs with --executor local (the gateway is in this process)"
         )
+    for slot, pair in config.variants().items():
+        if any(v.module is not None for v in pair):
+            raise UserError(
+                f"--vary {slot}=...: your agent's modules are its own code, so a side can be "
+                "off, on or @MODEL, not an agentbus module"
+            )
     if config.scorer is not None:
         load_scorer(config.scorer)
 
