@@ -64,4 +64,4 @@ def test_cli_runs_a_shared_dataset(
         capture_output=True, text=True, timeout=300, cwd=ROOT, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "Shapley values" in proc.stdout
+    assert "Shapley value per slot" in proc.stdout

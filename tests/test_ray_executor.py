@@ -146,12 +146,12 @@ def test_cli_ray_run_prints_the_local_table(ray_instance: Any, tmp_path: Path) -
 
 
 def attribution_tables(stdout: str) -> str:
-    """The printed success-rate and Shapley tables, without the cost tables.
+    """The printed MVP line and Shapley table, without the cost line.
 
     Costs may differ by a cent: each Ray worker has its own simulator, whose
     prompt cache (billed at the cached rate) saw only that worker's calls.
     """
-    start = stdout.index("Success rate per coalition")
+    start = stdout.index("MVP")
     lines = stdout[start:].splitlines()
     end = next(i for i, line in enumerate(lines) if "cost" in line.lower())
     return "\n".join(lines[:end])

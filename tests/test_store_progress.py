@@ -100,7 +100,8 @@ def test_run_state_counts_each_episode_once() -> None:
     s = state.summary(now=110.0)
     assert (s["total"], s["done"], s["done_this_process"], s["errors"]) == (20, 8, 3, 1)
     assert s["offset"] == 6 and s["prompt_tokens"] == 50 and s["completion_tokens"] == 5
-    assert s["episodes_per_s"] == pytest.approx(5 / 10)
+    # the rate counts counted episodes once (a, b, d): not the duplicate, not the infra failure
+    assert s["episodes_per_s"] == pytest.approx(3 / 10)
     rows = {r["key"]: r for r in s["coalitions"]}
     assert rows["planning"]["n"] == 1 and rows["planning"]["mean_reward"] == 1.0
     assert rows[""]["n"] == 2 and rows[""]["errors"] == 1
@@ -120,6 +121,7 @@ async def test_plain_progress_prints_lines_and_a_final_one() -> None:
         await hub.publish(
             "attribution.snapshot", {"phi": {"planning": 0.25}, "ci": {"planning": [0.1, 0.4]}}
         )
+        await hub.publish("run.finished", {})
         hub.close()
     lines = out.getvalue().splitlines()
     assert any(line.startswith("episodes 1/4") for line in lines[:-1])

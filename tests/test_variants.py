@@ -332,7 +332,7 @@ def test_mmau_presets_finish_and_print_their_tables(
     assert run.returncode == 0, run.stderr[-2000:]
     out = " ".join(run.stdout.split())
     assert title in out
-    assert "Shapley values (95% intervals)" in out and "Variants" in out
+    assert "Shapley value per slot (95% intervals)" in out and "Variants" in out
     results = orjson.loads((run_dir / "results.json").read_bytes())
     shift = results["shift"]
     assert [r["model"] for r in shift["rows"]] == ["sim:weak", *results["models"]]

@@ -69,6 +69,34 @@ class RunCost:
             '(add e.g. [prices."MODEL"] input = ..., output = ... to the config)'
         )
 
+    def estimate_text(self, est: dict[str, Any]) -> str:
+        """The projection line, in words that fit the run.
+
+        Simulated models are priced at list prices (nothing is billed); with
+        no priced model at all only tokens are projected (no "$0 [$0, $0]");
+        an adaptive run projects the whole grid, which it usually stops short of.
+        """
+        models = self.config.models()
+        priced = [m for m in models if m not in set(self.prices.unknown(models))]
+        if priced:
+            line = estimate_line(est)
+            if all(m.startswith("sim:") for m in priced):
+                line = line.replace("] billed, ", "] at simulated list prices, ", 1)
+                line = line.replace(" billed, ", " at simulated list prices, ", 1)
+        else:
+            tok = f"{est['tokens']:,.0f}"
+            if est.get("tokens_low") is not None:
+                tok += f" [{est['tokens_low']:,.0f}, {est['tokens_high']:,.0f}]"
+            line = (
+                f"token estimate for the whole run: {tok} tokens sent (no price for these "
+                f"models; from the first {est['blocks']} of {est['of']} task blocks)"
+            )
+        if self.config.adaptive:
+            line = line.replace(
+                "for the whole run", "if the whole grid ran (an adaptive run stops sooner)", 1
+            )
+        return line
+
     def gated(
         self,
         specs: AsyncIterator[EpisodeSpec],
@@ -110,7 +138,7 @@ class RunCost:
             return
         self._published = True
         self.announced = est
-        console.print(estimate_line(est))
+        console.print(self.estimate_text(est))
         await hub.publish(COST_ESTIMATE, est)
 
     def watch(self, stats: Callable[[], dict[str, Any]]) -> None:

@@ -511,7 +511,16 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
                 plain = None if config.progress == "auto" else config.progress == "plain"
                 projection = prep.service if config.adaptive else None
                 status = live_status(router.rate_limit_note, projection)
-                progress = Progress(prep.hub, total, plain=plain, done=prep.counted, status=status)
+                progress = Progress(
+                    prep.hub,
+                    total,
+                    plain=plain,
+                    done=prep.counted,
+                    status=status,
+                    served=router.served_tokens,
+                    total_is_cap=config.adaptive,
+                    console=console,
+                )
                 await tg.start(progress.run)
             server = await _start_server(config, prep.hub, prep.store, prep.service, total, console)
             if server is not None:

@@ -128,7 +128,9 @@ def headline(results: Mapping[str, Any]) -> list[str]:
         zero = [
             s for s, r in rows if r.get("ci_low") is not None and r["ci_low"] <= 0 <= r["ci_high"]
         ]
-        if zero:
+        if len(zero) == len(rows) > 1:
+            tail = "; every interval holds 0 (more tasks needed)"
+        elif zero:
             tail = "; " + ", ".join(f"{s}'s" for s in zero)
             tail += " interval holds 0" if len(zero) == 1 else " intervals hold 0"
         elif all(r.get("ci_low") is not None for _, r in rows):
@@ -136,7 +138,9 @@ def headline(results: Mapping[str, Any]) -> list[str]:
         else:
             tail = ""
         top_open = top_row.get("rank_high") is not None and int(top_row["rank_high"]) > 1
-        if top_open and tied:
+        if top_open and tied and len(tied) == len(rows) - 1 > 1:
+            tail += "; no slot is told apart from the others yet (rank intervals)"
+        elif top_open and tied:
             tail += f"; {top} is not yet told apart from {' or '.join(tied)} (rank intervals)"
         head = f"MVP{where}: "
         lines.append(head + ranking + tail)
@@ -260,7 +264,15 @@ def cost_line(results: Mapping[str, Any]) -> str | None:
 
 
 def details(results: Mapping[str, Any], console: Console) -> None:
-    """The tables behind ``--details``: coalitions, Banzhaf, variants, shift, whole agents, cost."""
+    """The tables behind ``--details``: coalitions, Banzhaf, cost."""
+    console.print(coalition_table(results))
+    console.print(attribution_table(results, "banzhaf"))
+    if results.get("cost") and priced(results):
+        console.print(cost_tables(results))
+
+
+def varied(results: Mapping[str, Any], console: Console) -> None:
+    """What the user asked for beside phi: variants, a shift's pass rates, --best, --pareto."""
     from attribution.results import (
         _agent_rows,
         _shift_rows,
@@ -269,8 +281,6 @@ def details(results: Mapping[str, Any], console: Console) -> None:
         has_variants,
     )
 
-    console.print(coalition_table(results))
-    console.print(attribution_table(results, "banzhaf"))
     models = list(results["models"])
     labels = model_labels(models)
     if has_variants(results):
@@ -298,8 +308,6 @@ def details(results: Mapping[str, Any], console: Console) -> None:
         for row in _agent_rows(results):
             agents.add_row(*row)
         console.print(agents)
-    if results.get("cost") and priced(results):
-        console.print(cost_tables(results))
     if results.get("pareto"):
         from agentbus.app.pareto import render_pareto
 
@@ -367,6 +375,7 @@ def print_summary(
     for line in headline(results):
         console.print(Text(line, style="bold"))
     console.print(attribution_table(results))
+    varied(results, console)
     legend_line = model_legend(list(results["models"]))
     if legend_line:
         console.print(Text(legend_line, style="dim"))

@@ -408,6 +408,12 @@ class LLMRouter:
             total.add(c.stats)
         return total
 
+    def served_tokens(self) -> int:
+        """Tokens the model servers have served so far (cache hits and coalesced calls not)."""
+        return sum(
+            c.stats.prompt_tokens + c.stats.completion_tokens for c in self._clients.values()
+        )
+
     def stats(self) -> dict[str, Any]:
         """Counters per model (with per-replica detail) and in total."""
         models: dict[str, Any] = {}

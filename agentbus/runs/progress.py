@@ -35,6 +35,10 @@ from agentbus.record import payload_counts
 
 RATE_WINDOW_S = 30.0
 RECENT = 50
+#: an interval from fewer complete tasks than this is shown as "not yet", not as +0.000 [-0.5, +0.5]
+MIN_TASKS_SHOWN = 2
+#: episode kinds beyond the coalition grid (``--best``, ``--pareto``): shown apart from done/total
+_GRID_KINDS = (None, "coalition")
 
 _VALUE_KEYS = ("phi", "value", "estimate", "mean", "shapley")
 _LO_KEYS = ("lo", "low", "ci_low", "lower", "ci_lo")
@@ -154,8 +158,17 @@ def payload_key(coalition: Any) -> str:
 class RunState:
     """Folds run events into progress figures; see the module docstring."""
 
-    def __init__(self, total: int | None = None, *, done: int = 0) -> None:
+    def __init__(
+        self, total: int | None = None, *, done: int = 0, total_is_cap: bool = False
+    ) -> None:
         self.total = total
+        #: an adaptive run: ``total`` is the most it may run, not what it will run
+        self.total_is_cap = total_is_cap
+        #: counted episodes beyond the grid, by kind (``best``: the --best agent)
+        self.extra: dict[str, int] = {}
+        self.interrupted = False
+        #: (time, tokens the model servers served so far): see :meth:`sample_served`
+        self._served: deque[tuple[float, int]] = deque()
         self.base_done = done  # episodes finished before this process (resume)
         self.started = 0
         self.done = 0
@@ -213,7 +226,6 @@ class RunState:
         self.prompt_tokens += prompt
         self.completion_tokens += completion
         self.llm_calls += int(outcome.get("llm_calls", 0) or 0)
-        self._window.append((ts, prompt + completion))
         key = payload_key(event.get("coalition"))
         model = str(event.get("test_model") or "")
         row = self.coalitions.get((model, key))
@@ -235,7 +247,13 @@ class RunState:
             row["errors"] += 1
         elif eid not in self.seen:
             self.seen.add(eid)
-            self.done += 1
+            # only counted episodes make the rate (infra failures of a dead server do not)
+            self._window.append((ts, prompt + completion))
+            kind = event.get("kind")
+            if kind not in _GRID_KINDS:
+                self.extra[str(kind)] = self.extra.get(str(kind), 0) + 1
+            else:
+                self.done += 1
             self.reward_sum += reward
             self.successes += success
             row["n"] += 1
@@ -261,17 +279,44 @@ class RunState:
             }
         )
 
+    def sample_served(self, tokens: int, now: float | None = None) -> None:
+        """Record how many tokens the model servers have served so far (the router's count).
+
+        With samples, tokens/s is what the servers served in the window: calls
+        answered from the cache or coalesced are not in it, and a call is
+        counted when it was served, not when its episode ended.
+        """
+        now = time.time() if now is None else now
+        self._served.append((now, int(tokens)))
+        while len(self._served) > 2 and self._served[1][0] <= now - RATE_WINDOW_S:
+            self._served.popleft()
+
     def rates(self, now: float | None = None) -> tuple[float, float]:
-        """Episodes per second and tokens per second over the last half minute."""
+        """Counted episodes per second and tokens per second over the last half minute.
+
+        Tokens/s is the servers' own count (:meth:`sample_served`) when the
+        display samples it; without samples (a log being followed), the tokens
+        of the episodes counted in the window.
+        """
         now = time.time() if now is None else now
         while self._window and self._window[0][0] < now - RATE_WINDOW_S:
             self._window.popleft()
-        if not self._window:
-            return 0.0, 0.0
         begin = max(now - RATE_WINDOW_S, self.run_started_ts or now)
         span = max(now - begin, 1.0)
-        tokens = sum(t for _, t in self._window)
-        return len(self._window) / span, tokens / span
+        eps = len(self._window) / span
+        if len(self._served) >= 2:
+            (t0, k0), (t1, k1) = self._served[0], self._served[-1]
+            return eps, (k1 - k0) / max(t1 - t0, 1e-9)
+        if self._served:
+            return eps, 0.0
+        return eps, sum(t for _, t in self._window) / span
+
+    def eta_s(self, now: float | None = None) -> float | None:
+        """Seconds left at the current rate (None before any rate, or with no total)."""
+        eps, _ = self.rates(now)
+        if not self.total or eps <= 0:
+            return None
+        return max(self.total - (self.base_done + self.done), 0) / eps
 
     def summary(self, now: float | None = None) -> dict[str, Any]:
         """The figures as one JSON-friendly dict (``/api/status``)."""
@@ -297,6 +342,9 @@ class RunState:
             )
         return {
             "total": self.total,
+            "total_is_cap": self.total_is_cap,
+            "extra": dict(self.extra),
+            "eta_s": None if self.finished else self.eta_s(now),
             "done": done,
             "done_this_process": self.done,
             "started": self.started,
@@ -310,9 +358,9 @@ class RunState:
             "finished": self.finished,
             "offset": self.last_seq,
             "dropped": self.dropped,
-            "phi": self.snapshot,
+            "phi": self._shown_phi(),
             "phi_episodes": _snapshot_count(self.snapshot_raw),
-            "phi_note": snapshot_note(self.snapshot_raw),
+            "phi_note": self._phi_note(),
             # per-coalition means of the estimate (admitted task blocks), not of
             # whatever has ended so far: the dashboard shows only these
             "estimate_coalitions": _estimate_coalitions(self.snapshot_raw),
@@ -321,17 +369,54 @@ class RunState:
             "recent": list(self.recent),
         }
 
+    def _tasks_in(self) -> int | None:
+        raw = self.snapshot_raw or {}
+        n = raw.get("admitted_tasks")
+        return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+    def _shown_phi(self) -> list[dict[str, Any]]:
+        """The snapshot's rows once they rest on enough complete tasks to mean something."""
+        tasks = self._tasks_in()
+        if tasks is not None and tasks < MIN_TASKS_SHOWN:
+            return []
+        return self.snapshot
+
+    def _phi_note(self) -> str | None:
+        note = snapshot_note(self.snapshot_raw)
+        tasks = self._tasks_in()
+        if note is None and self.snapshot and tasks is not None and tasks < MIN_TASKS_SHOWN:
+            note = (
+                f"not estimable yet: {tasks} complete task(s), an interval needs {MIN_TASKS_SHOWN}"
+            )
+        if note and (self.finished or self.interrupted):  # nothing more is coming
+            note = note.replace("not estimable yet: ", "not estimable: ")
+        return note
+
+    def head(self, now: float | None = None) -> str:
+        """``episodes 120/480 +4 best`` (adaptive: ``120, at most 3200``)."""
+        s = self.summary(now)
+        total = s["total"]
+        if not total:
+            text = f"{s['done']}"
+        elif s["total_is_cap"]:
+            text = f"{s['done']} (adaptive, at most {total})"
+        else:
+            text = f"{s['done']}/{total}"
+        for kind, n in s["extra"].items():
+            text += f" +{n} {kind}"
+        return text
+
     def line(self, now: float | None = None) -> str:
         """One plain progress line, for logs and pipes."""
         s = self.summary(now)
-        total = s["total"]
-        head = f"{s['done']}/{total}" if total else f"{s['done']}"
         parts = [
-            f"episodes {head}",
+            f"episodes {self.head(now)}",
             f"{s['episodes_per_s']:.2f} ep/s",
             f"{s['tokens_per_s']:.0f} tok/s",
             f"errors {s['errors']}",
         ]
+        if s["eta_s"] is not None:
+            parts.append(eta_text(s["eta_s"], s["total_is_cap"]))
         if s["phi"]:
             several = len({r.get("model") for r in s["phi"]}) > 1
             parts.append("phi " + " ".join(_phi_text(r, several) for r in s["phi"]))
@@ -340,6 +425,18 @@ class RunState:
         if s["dropped"]:
             parts.append(f"(display skipped {s['dropped']} events)")
         return " | ".join(parts)
+
+
+def eta_text(seconds: float, cap: bool = False) -> str:
+    """``ETA 4m05s`` (an adaptive run: ``ETA at most 4m05s``: it may stop sooner)."""
+    s = round(seconds)
+    if s >= 3600:
+        text = f"{s // 3600}h{s % 3600 // 60:02d}m"
+    elif s >= 60:
+        text = f"{s // 60}m{s % 60:02d}s"
+    else:
+        text = f"{s}s"
+    return f"ETA at most {text}" if cap else f"ETA {text}"
 
 
 def snapshot_note(raw: Mapping[str, Any] | None) -> str | None:
@@ -403,14 +500,29 @@ class Progress:
         interval_s: float | None = None,
         file: IO[str] | None = None,
         status: Callable[[], str | None] | None = None,
+        served: Callable[[], int] | None = None,
+        total_is_cap: bool = False,
+        console: Any = None,
     ) -> None:
         self.hub = hub
         #: a live note for the line (``rate-limited: openai:... ``), read at each refresh
         self.status = status
-        self.file = file if file is not None else sys.stdout
+        #: tokens the model servers have served so far (the router's count), for tok/s
+        self.served = served
+        #: the run's own rich Console: lines it prints during the run (the cost
+        #: estimate) then go above the live display instead of under a stale frame
+        self.console = console
+        self.file = file if file is not None else (console.file if console else sys.stdout)
         self.plain = (not self.file.isatty()) if plain is None else plain
         self.interval_s = interval_s if interval_s is not None else (5.0 if self.plain else 0.5)
-        self.state = RunState(total, done=done)
+        self.state = RunState(total, done=done, total_is_cap=total_is_cap)
+
+    def _sample(self) -> None:
+        if self.served is not None:
+            try:
+                self.state.sample_served(self.served())
+            except Exception:  # a display never ends a run
+                self.served = None
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -418,6 +530,7 @@ class Progress:
         """Show progress until the hub closes; start with ``await tg.start(progress.run)``."""
         sub = self.hub.subscribe(maxsize=4096, policy="drop")
         task_status.started()
+        self._sample()
         try:
             if self.plain:
                 await self._run_plain(sub)
@@ -428,8 +541,11 @@ class Progress:
             with anyio.CancelScope(shield=True):  # cancelled: count what was published
                 while len(sub.mailbox):
                     self.state.apply((await sub.get()).to_json())
+            # run.finished is published only by a run that got to its end
+            self.state.interrupted = not self.state.finished
+            end = "finished" if self.state.finished else "stopped before the end"
             if self.plain:
-                print(self.state.line() + " | finished", file=self.file, flush=True)
+                print(self.state.line() + f" | {end}", file=self.file, flush=True)
 
     async def _pump(self, sub: Any, done: anyio.Event) -> None:
         try:
@@ -449,6 +565,7 @@ class Progress:
                     await finished.wait()
                 if finished.is_set():
                     break
+                self._sample()
                 text = self.state.line()
                 note = self.status() if self.status is not None else None
                 if note:
@@ -461,7 +578,7 @@ class Progress:
         from rich.console import Console
         from rich.live import Live
 
-        console = Console(file=self.file)
+        console = self.console if self.console is not None else Console(file=self.file)
         finished = anyio.Event()
         with Live(self._render(), console=console, refresh_per_second=4, transient=False) as live:
             async with anyio.create_task_group() as tg:
@@ -469,6 +586,7 @@ class Progress:
                 while not finished.is_set():
                     with anyio.move_on_after(self.interval_s):
                         await finished.wait()
+                    self._sample()
                     live.update(self._render())
 
     def _render(self) -> Any:
@@ -481,11 +599,13 @@ class Progress:
         total = s["total"] or 0
         head = Text.assemble(
             ("episodes ", "bold"),
-            f"{s['done']}/{total or '?'}  ",
+            f"{self.state.head()}  ",
             (f"{s['episodes_per_s']:.2f} ep/s  ", "cyan"),
             (f"{s['tokens_per_s']:.0f} tok/s  ", "cyan"),
             (f"errors {s['errors']}", "red" if s["errors"] else "green"),
         )
+        if s["eta_s"] is not None:
+            head.append(f"  {eta_text(s['eta_s'], s['total_is_cap'])}", style="cyan")
         if s["dropped"]:
             head.append(f"  (display skipped {s['dropped']} events)", style="yellow")
         note = self.status() if self.status is not None else None
@@ -493,7 +613,9 @@ class Progress:
             head.append(f"  {note}", style="yellow")
         parts: list[Any] = [head]
         if total:
-            parts.append(ProgressBar(total=total, completed=min(s["done"], total), width=60))
+            bar = Table.grid()  # a bare bar ends no line: the table would start on its row
+            bar.add_row(ProgressBar(total=total, completed=min(s["done"], total), width=60))
+            parts.append(bar)
         if s["phi"]:
             table = Table(box=None, pad_edge=False)
             table.add_column("test model")
