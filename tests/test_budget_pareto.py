@@ -1,9 +1,10 @@
 """Budgets and the Pareto front, run the way a user runs them (CLI subprocesses).
 
-* ``--budget-usd``: the run stops before the budget would be passed; what it
-  billed beyond the budget is at most what the episodes in flight at the stop
-  cost; resuming with the same budget stays under the same bound, with a
-  larger one it finishes the grid, and no cell runs twice.
+* ``--budget-usd``: the run stops when the next episode would not fit; what
+  it billed beyond the budget is at most one episode's cost (the last ones
+  run alone, projected at their mean); resuming with the same budget stays
+  under the same bound, with a larger one it finishes the grid, and no cell
+  runs twice.
 * ``--pareto``: every assignment measured by the coalition runs equals the
   coalition table exactly; the assignments run for real agree with their
   prediction (the paired difference interval holds 0) on the simulator.
@@ -58,19 +59,17 @@ def test_budget_stops_within_in_flight_and_resumes(tmp_path: Path) -> None:
     results = json.loads((run_dir / "results.json").read_text())
     stop = results["cost"]["budget"]["stopped_at"]
     assert stop is not None, proc.stdout[-2000:]
-    assert "budget: stopped before the billed cost would pass $0.25" in proc.stdout
+    assert "budget: stopped" in proc.stdout and "$0.25" in proc.stdout
     assert "--resume" in proc.stdout
     ended = _ended(run_dir)
     assert len(ended) < 4 * 16  # it stopped before the grid was done
-    # what had ended when the gate closed stayed within the budget ...
-    assert stop["billed_usd"] <= budget
-    # ... and only the episodes in flight then ended afterwards
+    # only the episodes in flight when the gate closed ended afterwards
     assert len(ended) == stop["episodes"] + stop["in_flight"]
     assert stop["in_flight"] <= 4
-    after = sorted(ended, key=lambda e: e["seq"])[stop["episodes"] :]
     total = sum(_billed(e) for e in ended)
     assert total == pytest.approx(results["cost"]["run"]["billed_usd"])
-    assert total - budget <= sum(_billed(e) for e in after) + 1e-12
+    # beyond the budget by one episode's cost at most
+    assert total - budget <= max(_billed(e) for e in ended) + 1e-12
 
     # the same budget again: only what still fits (a new process projects the work
     # it opens afresh), under the same bound
@@ -82,10 +81,9 @@ def test_budget_stops_within_in_flight_and_resumes(tmp_path: Path) -> None:
     started = [e["seq"] for e in resumed if e["type"] == "episode.started"]
     if total >= budget:  # the first part's in-flight work already passed it: start nothing
         assert started == [] and again["billed_usd"] == pytest.approx(total)
-    if started:  # what it billed beyond the budget is what ended after its last admission
-        late = [e for e in resumed if e["type"] == "episode.ended" and e["seq"] > max(started)]
+    if started:  # beyond the budget by one episode's cost at most
         final = sum(_billed(e) for e in _ended(run_dir))
-        assert final - budget <= sum(_billed(e) for e in late) + 1e-12
+        assert final - budget <= max(_billed(e) for e in _ended(run_dir)) + 1e-12
     assert len(_ended(run_dir)) == again["episodes"] + again["in_flight"] < 4 * 16
     # a larger budget finishes the grid; every cell ran exactly once
     proc = _run("--resume", str(run_dir), *FAST, "--budget-usd", "1000")

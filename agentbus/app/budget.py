@@ -5,16 +5,22 @@
   records a resumed run replays from its log.
 * :class:`BudgetGate` sits between the work queue and the runtime. Before it
   hands out an episode it checks that what is spent, plus what the episodes
-  in flight and this one will cost at the billed cost per episode so far,
-  stays within ``--budget-usd`` / ``--budget-tokens``. It can only be wrong
-  by what the episodes already in flight cost beyond that projection, which
-  is the promised bound. Episodes that end first are the short, cheap ones,
-  so "in flight x mean per ended episode" runs low (measured: $1.32 spent
-  with 55 in flight projected $2.00; they finished at $2.33). Once a task
-  block is complete, the gate projects per *block* instead: each task block
-  in flight will cost what a complete block costs on average, less what it
-  has spent already. The budget is not a result key: resuming with a
-  larger one continues where the run stopped.
+  in flight and this one are projected to cost, stays within
+  ``--budget-usd``; when it does not, it waits for episodes in flight to end
+  and checks again, and stops only when nothing is in flight and the next
+  episode still does not fit. The projection is per model assignment (a
+  coalition of strong models costs 20 times one of weak ones), summed from
+  what each (slot, model) has cost (:class:`AssignmentCosts`). The episodes
+  that end first are the short, cheap ones, so while others run every
+  episode is priced as if it ran to the step limit; the last ones, run
+  alone, at their mean, so the budget is used to its end. While a (slot,
+  model) has no ended episode yet, only :data:`START_IN_FLIGHT` episodes run.
+  (The first gate projected every episode at the mean so far, zero before
+  any had ended: the default run started all 480 episodes at once and billed
+  $0.93 of a $0.50 budget; now $0.51 of $0.50, $1.98 of $2, $5.01 of $5.)
+  The budget is not a result key: resuming with a larger one continues where
+  the run stopped. ``--budget-tokens`` keeps the simpler projection per
+  episode (:meth:`BudgetGate.allows`).
 * :class:`RunEstimate` projects the whole run's billed cost from complete
   task blocks, admitted in schedule order exactly like the live attribution
   estimate (:class:`attribution.blocks.BlockAdmission`), so the projection
@@ -29,10 +35,72 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
+
 from agentbus.episode import EpisodeSpec
 from agentbus.record import EpisodeRecord
 from attribution.blocks import BlockAdmission
 from attribution.cost import mean_interval, usd
+
+#: episodes let run while the cost of a (slot, model) they use is not known yet
+START_IN_FLIGHT = 8
+#: the step limit assumed until a longer episode is seen (agentbus.Environment's default)
+DEFAULT_STEP_LIMIT = 10
+
+
+class AssignmentCosts:
+    """Billed USD of each (slot, model), per episode and per step, from the ended episodes.
+
+    An episode's cost is close to the sum of its slots' costs, and each slot's
+    depends on its model, so ``reasoning on sim:strong`` learnt from one
+    coalition prices every coalition with it. The episodes that end first are
+    the short ones (a failure runs to the step limit), so their mean cost is
+    no projection for the ones still running: :meth:`bound` prices an episode
+    at its cost per step times the step limit instead.
+    """
+
+    def __init__(self, step_limit: int = DEFAULT_STEP_LIMIT) -> None:
+        self._usd: dict[tuple[str, str], float] = defaultdict(float)
+        self._n: dict[tuple[str, str], int] = defaultdict(int)
+        #: sum over episodes of s(s+1)/2 for s steps (see :meth:`bound`)
+        self._steps: dict[tuple[str, str], int] = defaultdict(int)
+        #: the step limit (the longest episode seen, if longer than the assumed one)
+        self.step_limit = step_limit
+
+    def observe(self, record: EpisodeRecord) -> None:
+        steps = max(record.outcome.steps, 1)
+        self.step_limit = max(self.step_limit, steps)
+        for slot, model in record.assignment.items():
+            part = record.outcome.usage.get(slot)
+            self._usd[(slot, model)] += (part.sent_usd or 0.0) if part is not None else 0.0
+            self._n[(slot, model)] += 1
+            self._steps[(slot, model)] += steps * (steps + 1) // 2
+
+    def knows(self, key: tuple[tuple[str, str], ...]) -> bool:
+        """Whether every (slot, model) of ``key`` has ended at least once."""
+        return all(self._n.get(part) for part in key)
+
+    def mean(self, key: tuple[tuple[str, str], ...]) -> float:
+        """The expected cost: the sum over the slots of the mean cost of (slot, model)."""
+        return sum(self._usd[p] / self._n[p] for p in key if self._n.get(p))
+
+    def bound(self, key: tuple[tuple[str, str], ...]) -> float:
+        """The cost of an episode that runs to the step limit (what one in flight may cost).
+
+        Each step's prompt holds the steps before it, so step ``i`` costs about
+        ``i`` times the first: an episode of ``s`` steps about ``s(s+1)/2``
+        first steps. Fitted over the ended episodes, which the long ones soon
+        dominate; while only short ones have ended it is on the safe side.
+        """
+        first = sum(self._usd[p] / self._steps[p] for p in key if self._steps.get(p))
+        limit = self.step_limit
+        return max(first * limit * (limit + 1) / 2, self.mean(key))
+
+
+def spec_key(spec: EpisodeSpec) -> tuple[tuple[str, str], ...]:
+    assignment = spec.metadata.get("assignment") or {}
+    return tuple(sorted((str(k), str(v)) for k, v in assignment.items()))
+
 
 #: complete task blocks the projection waits for (all of them in a smaller run): early
 #: enough to act on, enough for a t interval that is not absurdly wide
@@ -85,8 +153,14 @@ class BudgetGate:
         in_flight: Callable[[], int],
         per_episode: Callable[[], tuple[float, float] | None] | None = None,
         in_blocks: Callable[[], tuple[float, float] | None] | None = None,
+        costs: AssignmentCosts | None = None,
     ) -> None:
         self.spend = spend
+        #: cost per model assignment, for the projection of each episode handed out
+        self.costs = costs if costs is not None else AssignmentCosts()
+        #: episodes handed out and not ended yet: episode id -> assignment key
+        self.running: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._ended = anyio.Event()
         #: (USD, tokens) per episode over complete task blocks, once there are some
         self.per_episode = per_episode
         #: (USD, tokens) the task blocks in flight are still expected to cost
@@ -102,8 +176,47 @@ class BudgetGate:
     def active(self) -> bool:
         return self.usd is not None or self.tokens is not None
 
+    def observe(self, record: EpisodeRecord) -> None:
+        """An episode ended: its cost is known, its projection leaves the work in flight."""
+        self.costs.observe(record)
+        self.running.pop(record.episode_id, None)
+        self._ended.set()
+
+    def fits(self, spec: EpisodeSpec) -> bool | None:
+        """Whether ``spec`` fits the USD budget now; None if only waiting can tell.
+
+        Spent + the projection of the episodes in flight and of this one must
+        stay within the budget (see the module docstring for the projection).
+        """
+        assert self.usd is not None
+        s = self.spend
+        if s.usd >= self.usd:
+            self.stopped = (
+                f"budget: stopped at the billed cost {usd(s.usd)} of {usd(self.usd)} "
+                f"({s.episodes} episodes)"
+            )
+            return False
+        key = spec_key(spec)
+        if not all(self.costs.knows(k) for k in (key, *self.running.values())):
+            # a model in a slot whose cost is not known yet: a few at a time until it is
+            return True if len(self.running) < START_IN_FLIGHT else None
+        if len(self.running) >= START_IN_FLIGHT + 2 * s.episodes:  # slow start
+            return None
+        if not self.running:  # the last ones: the mean, so the budget is used to its end
+            coming = self.costs.mean(key)
+        else:  # while others run, each (this one too) may run to the step limit
+            coming = sum(self.costs.bound(k) for k in (key, *self.running.values()))
+        if s.usd + coming <= self.usd:
+            return True
+        self.stopped = (
+            f"budget: stopped before the billed cost would pass {usd(self.usd)} "
+            f"(billed {usd(s.usd)} over {s.episodes} episodes; the next one is projected "
+            f"at {usd(coming)}{' with the work in flight' if self.running else ''})"
+        )
+        return None if self.running else False
+
     def allows(self) -> bool:
-        """Whether one more episode fits, given the ones in flight."""
+        """Whether one more episode fits, given the ones in flight (per-episode projection)."""
         s = self.spend
         ahead = self.in_flight() + 1
         blocks = self.per_episode() if self.per_episode is not None else None
@@ -141,16 +254,37 @@ class BudgetGate:
         }
         self.stopped = f"{self.stopped}; {in_flight} episodes were still in flight"
 
+    async def _admit(self, spec: EpisodeSpec) -> bool:
+        """Wait until ``spec`` fits the budget (True) or never will (False)."""
+        while True:
+            if self.usd is not None:
+                ok = self.fits(spec)
+                if ok is None and self.running:
+                    self._ended = anyio.Event()
+                    with anyio.move_on_after(1.0) as waited:
+                        await self._ended.wait()
+                    if waited.cancelled_caught and self.in_flight() == 0:
+                        self.running.clear()  # attempts that ended without a record
+                    continue
+                if not ok:
+                    return False
+            if self.tokens is not None and not self.allows():
+                return False
+            self.stopped = None
+            return True
+
     async def gate(
         self, specs: AsyncIterator[EpisodeSpec], stop: Callable[[], None]
     ) -> AsyncIterator[EpisodeSpec]:
         """``specs`` as long as the budget allows; then ``stop()`` the source."""
         async for spec in specs:
-            if self.active and (self.stopped is not None or not self.allows()):
+            if self.active and (self.stopped_at is not None or not await self._admit(spec)):
                 if self.stopped_at is None:
                     self._close(self.in_flight())
                 stop()
                 return
+            if self.active:
+                self.running[spec.episode_id] = spec_key(spec)
             yield spec
 
 
