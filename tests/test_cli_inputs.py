@@ -75,6 +75,8 @@ CASES: list[tuple[list[str], str]] = [
     (["--env", "os", "--dataset", "devscript.json"], "script file /dev/zero is not a regular"),
     (["--resume", "afile"], "--resume takes a run directory; afile is a file"),
     (["--tok", "SECRET"], "unrecognized arguments: --tok"),
+    (["--test", "vllm:http://u:SECRET@127.0.0.1:9/v1#m"], "carries a credential in its URL"),
+    (["--test", "openai:http://127.0.0.1:9/v1?api_key=SECRET#m"], "api_key=***"),
 ]
 
 
@@ -88,7 +90,7 @@ def test_hostile_input_is_one_line_and_exit_2(args: list[str], needle: str, tmp_
     assert out.returncode == 2, out.stderr
     assert len(lines) == 1 and needle in lines[0], out.stderr
     assert not (tmp_path / "run").exists()
-    assert "SECRET" not in out.stderr or "--tok" in needle
+    assert "SECRET" not in out.stderr or "--tok" in needle  # the refusal quotes no key
 
 
 def test_ctrl_c_during_task_generation_stops_the_run(tmp_path: Path) -> None:
