@@ -118,6 +118,7 @@ async def follow(url: URL, token: str | None, *, raw: bool, out: IO[str]) -> int
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m agentbus.tail",
+        allow_abbrev=False,  # --tok would set --token under another name
         description="Print the live event stream of an agentbus run, one line per event.",
     )
     p.add_argument("url", help="the live server, e.g. http://127.0.0.1:8080/ (as printed)")

@@ -164,6 +164,7 @@ async def serve(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m agentbus.view",
+        allow_abbrev=False,  # --tok would set --token under another name
         description="Open finished runs in the browser dashboard (read-only, from their logs). "
         "Two or more runs open on their comparison.",
     )
