@@ -32,6 +32,7 @@ from agentbus.app.costs import RunCost, cost_markdown, price_table, print_budget
 from agentbus.app.estimation import live_status, with_design
 from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory, cell_id
 from agentbus.app.executor import executor_summary, llm_report, open_runtime
+from agentbus.app.llm_totals import run_llm_totals
 from agentbus.app.pareto import ParetoRun, pareto_phase
 from agentbus.app.resume_scope import check_scope
 from agentbus.app.screened import evaluate_screened
@@ -660,7 +661,8 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     results["env"] = config.env
     if config.preset is not None:
         results["preset"] = config.preset
-    results["llm"] = execution.llm_stats
+    # models/total: this process's router; run: every process's attempts, summed from the log
+    results["llm"] = {**execution.llm_stats, "run": run_llm_totals(prep.run_dir / "events.jsonl")}
     results["failures"] = service.everything.book.failure_summary()
     gateway = None
     if external.is_external(config):  # calls per module, refusals, agents that gave no result

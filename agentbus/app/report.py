@@ -60,6 +60,10 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
     )
     results = _keep_run_metadata(run_dir / "results.json", results)
     results["cost"] = _rebuild_cost(log, collector, results)
+    from agentbus.app.llm_totals import run_llm_totals
+
+    llm = results.get("llm")
+    results["llm"] = {**(llm if isinstance(llm, dict) else {}), "run": run_llm_totals(log)}
     results["answers"] = answer_summary(collector.book.records(), results.get("slots") or [])
     results["reward_kind"] = reward_kind(collector.book.records())
     try:

@@ -1,0 +1,54 @@
+"""After a resume, results.json's ``llm.run`` covers the whole run (issue 34 item 6).
+
+A run is stopped with Ctrl-C part way and resumed, through the CLI: the
+resumed process's router saw only its own calls (``llm.total``), while
+``llm.run`` sums every process's attempts from the log and agrees with the
+cost line's calls sent. Before, ``llm`` covered the last process only.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = ["--no-plots", "--sim-speed", "0", "--sim-transport", "inprocess", "--progress", "plain"]
+
+
+def test_llm_run_totals_span_the_resume(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    cmd = [sys.executable, "-m", "agentbus.run", *FAST, "--tasks", "12", "--run-dir", str(run_dir)]
+    first = subprocess.Popen(
+        cmd, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert first.stdout is not None
+    deadline = time.monotonic() + 120
+    for line in first.stdout:  # some episodes counted, then Ctrl-C
+        if line.startswith("episodes ") and not line.startswith("episodes 0/"):
+            break
+        assert time.monotonic() < deadline
+    first.send_signal(signal.SIGINT)
+    first.communicate(timeout=60)
+    assert first.returncode == 130
+    second = subprocess.run(
+        [sys.executable, "-m", "agentbus.run", *FAST, "--resume", str(run_dir)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr[-2000:]
+    results = orjson.loads((run_dir / "results.json").read_bytes())
+    whole, this = results["llm"]["run"], results["llm"]["total"]
+    assert whole["processes"] == 2
+    assert whole["sent"] == results["cost"]["run"]["sent_calls"]  # the cost line's count
+    assert whole["sent"] > this["sent"] and whole["requested"] > this["requested"]
+    # agentbus.report rebuilds the same whole-run figures from the log alone
+    subprocess.run(
+        [sys.executable, "-m", "agentbus.report", str(run_dir), "--no-plots", "--quiet"],
+        cwd=ROOT, check=True, timeout=120,
+    )  # fmt: skip
+    rebuilt = orjson.loads((run_dir / "results.json").read_bytes())
+    assert rebuilt["llm"]["run"] == whole
