@@ -47,6 +47,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return run_dir, done.stdout
 
 
+@pytest.mark.slow
 def test_first_result_line_names_the_mvp(run: tuple[Path, str]) -> None:
     run_dir, out = run
     lines = out.splitlines()
@@ -60,6 +61,7 @@ def test_first_result_line_names_the_mvp(run: tuple[Path, str]) -> None:
         assert f"{slot} " in " ".join(lines[last_progress + 1 : last_progress + 4])
 
 
+@pytest.mark.slow
 def test_default_output_is_compact_and_cost_is_behind_details(run: tuple[Path, str]) -> None:
     run_dir, out = run
     assert "Shapley value per slot" in out

@@ -15,11 +15,13 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--no-plots", "--sim-speed", "0", "--sim-transport", "inprocess", "--progress", "plain"]
 
 
+@pytest.mark.slow
 def test_llm_run_totals_span_the_resume(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     cmd = [sys.executable, "-m", "agentbus.run", *FAST, "--tasks", "12", "--run-dir", str(run_dir)]

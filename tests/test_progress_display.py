@@ -134,6 +134,7 @@ def _run(*args: str, **kw: Any) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_ctrl_c_ends_the_progress_with_stopped_not_finished(tmp_path: Path) -> None:
     proc = _run(
         "--tasks", "40", "--progress", "plain", "--run-dir", str(tmp_path / "run"),
@@ -156,6 +157,7 @@ def test_ctrl_c_ends_the_progress_with_stopped_not_finished(tmp_path: Path) -> N
     assert proc.returncode == 130 and "resume" in err + out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux for a pseudo-terminal")
 def test_live_display_in_a_terminal_keeps_one_frame_and_shows_the_cost_line(
     tmp_path: Path,
