@@ -41,6 +41,19 @@ def _save(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
     return paths
 
 
+def _run_title(results: Mapping[str, Any]) -> str:
+    """``math: sim:strong vs default sim:weak`` (what the figure is about, in one line)."""
+    env = results.get("env")
+    models = ", ".join(results.get("models") or {}) or "no test model"
+    default = results.get("default_model")
+    text = f"{models} vs default {default}" if default else models
+    return f"{env}: {text}" if env else text
+
+
+def _value_word(results: Mapping[str, Any]) -> str:
+    return "mean reward" if results.get("reward_kind") == "graded" else "success rate"
+
+
 def plot_shapley(results: Mapping[str, Any], out_dir: Path, index: str = "shapley") -> list[Path]:
     """Bars of phi per slot with interval error bars, one colour per test model."""
     slots = list(results["slots"])
@@ -65,6 +78,10 @@ def plot_shapley(results: Mapping[str, Any], out_dir: Path, index: str = "shaple
     ax.set_xticks(x, slots)
     conf = round(100 * float(results.get("confidence", 0.95)))
     ax.set_ylabel(f"{index.capitalize()} value ({conf}% interval)")
+    ax.set_title(
+        f"{index.capitalize()} value of each slot ({_value_word(results)})\n{_run_title(results)}",
+        fontsize="medium",
+    )
     if not models:
         ax.text(0.5, 0.5, "not estimable yet", ha="center", transform=ax.transAxes)
     else:
@@ -101,17 +118,25 @@ def plot_coalitions(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
     ax.set_xticks(
         x, [coalition_label(key) for key in keys], rotation=60, ha="right", fontsize="small"
     )
-    ax.set_ylabel("success rate")
+    ax.set_ylabel(_value_word(results))
     ax.set_ylim(0, 1)
+    ax.set_title(
+        f"{_value_word(results).capitalize()} per coalition (slots on the test model)\n"
+        f"{_run_title(results)}",
+        fontsize="medium",
+    )
     if models:
         ax.legend(fontsize="small")
     return _save(fig, out_dir, "coalitions")
 
 
 def plot_radar(
-    tables: Mapping[str, Mapping[str, float]], out_dir: Path, stem: str = "radar"
+    tables: Mapping[str, Mapping[str, float]],
+    out_dir: Path,
+    stem: str = "radar",
+    title: str = "Shapley value per slot, compared",
 ) -> list[Path]:
-    """Radar chart: one polygon per table (model or environment), axes = slots."""
+    """Radar chart: one polygon per table (model, environment or run), axes = slots."""
     slots = sorted({s for row in tables.values() for s in row}, key=lambda s: s)
     if tables:
         first = next(iter(tables.values()))
@@ -129,8 +154,9 @@ def plot_radar(
         ax.set_ylim(min(0.0, float(min(values))), max(float(max(values)), 0.0) * 1.1 or 1.0)
     ax.set_rlabel_position(180.0 / max(len(slots), 1))
     ax.tick_params(axis="y", labelsize="x-small")
-    if tables:
-        ax.legend(fontsize="small", loc="upper right", bbox_to_anchor=(1.3, 1.1))
+    ax.set_title(title, fontsize="medium", pad=18)
+    if tables:  # below the circle: beside it, it sat on the slot labels
+        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.08))
     return _save(fig, out_dir, stem)
 
 
@@ -141,5 +167,10 @@ def write_plots(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
     paths = plot_shapley(results, out_dir)
     paths += plot_shapley(results, out_dir, "banzhaf")
     paths += plot_coalitions(results, out_dir)
-    paths += plot_radar(table_from_results(results), out_dir)
+    tables = table_from_results(results)
+    if len(tables) > 1:  # one test model: the radar would repeat shapley.png
+        paths += plot_radar(tables, out_dir, title="Shapley value per slot, by test model")
+    else:
+        for ext in FORMATS:  # a rerun of the report must not leave an old one behind
+            (out_dir / f"radar.{ext}").unlink(missing_ok=True)
     return paths
