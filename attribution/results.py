@@ -460,6 +460,8 @@ def has_variants(results: Mapping[str, Any]) -> bool:
 def _coalition_title(results: Mapping[str, Any]) -> str:
     side = "their test variant" if has_variants(results) else "the test model"
     conf = round(100 * float(results.get("confidence", 0.95)))
+    if results.get("reward_kind") == "graded":  # rewards in [0, 1], not 0/1: v(S) is a mean
+        return f"Mean reward per coalition (slots on {side}; {conf}% intervals over tasks)"
     return f"Success rate per coalition (slots on {side}; Wilson {conf}% intervals over tasks)"
 
 
