@@ -23,7 +23,18 @@ then answers:
   probability about 1e-6, which the truth computations treat as 0.
 
 A request whose task the simulator does not hold gets a generic text without
-an answer line. Tool offers are ignored by this model (it answers in text).
+an answer line.
+
+**Tools.** When the request offers functions, the answer also calls the
+first offered function the conversation has not called yet (a structured
+call after the text, with an id unique to the request, as a provider's is;
+arguments: a placeholder per required property, by its schema type). Once
+every offered function has been called, it answers in text only. Calling is
+routing, not skill: it never depends on the verdict. So an OpenAI Agents SDK
+handoff (a function ``transfer_to_<agent>``) is always taken, a tool loop
+always ends, and an agent's truth still follows from which ``ANSWER`` lines
+its own logic reads. Earlier calls are read from the conversation as the
+gateway writes them (``<tool_call>`` blocks in assistant turns).
 """
 
 from __future__ import annotations
@@ -32,8 +43,11 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from agentbus.environment import Task
-from agentbus.llm.types import ChatMessage, SamplingParams
+from agentbus.llm.tools import split_tool_calls
+from agentbus.llm.types import ChatMessage, SamplingParams, ToolCall
 from agentbus.sim.expert import Verdict
 from agentbus.sim.profiles import Profile
 
@@ -97,6 +111,54 @@ def wrong_answer(answer: Any, rng: random.Random) -> str:
     return str(number + rng.randrange(1, 10**6) * rng.choice((-1, 1)))
 
 
+#: a placeholder argument per JSON-schema type (for a required property)
+_PLACEHOLDERS: dict[str, Any] = {
+    "string": "",
+    "integer": 0,
+    "number": 0,
+    "boolean": False,
+    "array": [],
+    "object": {},
+    "null": None,
+}
+
+
+def _placeholder_arguments(parameters: Any) -> dict[str, Any]:
+    """An arguments object with each required property of ``parameters`` filled in."""
+    if not isinstance(parameters, Mapping):
+        return {}
+    properties = parameters.get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
+    out: dict[str, Any] = {}
+    for name in parameters.get("required") or ():
+        schema = properties.get(name)
+        kind = schema.get("type") if isinstance(schema, Mapping) else None
+        if isinstance(kind, list):  # ["string", "null"]
+            kind = next((k for k in kind if k != "null"), "null")
+        out[str(name)] = _PLACEHOLDERS.get(str(kind), "")
+    return out
+
+
+def tool_call(
+    tools: Sequence[Mapping[str, Any]], messages: Sequence[ChatMessage], rng: random.Random
+) -> ToolCall | None:
+    """The function call this model adds, or None (see **Tools** above)."""
+    if not tools:
+        return None
+    called: set[str] = set()
+    for m in messages:
+        if m["role"] == "assistant" and "<tool_call>" in m["content"]:
+            called.update(c.name for c in split_tool_calls(m["content"])[1])
+    for tool in tools:
+        fn = tool.get("function", tool)
+        name = fn.get("name") if isinstance(fn, Mapping) else None
+        if isinstance(name, str) and name and name not in called:
+            arguments = orjson.dumps(_placeholder_arguments(fn.get("parameters"))).decode()
+            # an id of this request's own: agents (the Agents SDK) refuse a reused call id
+            return ToolCall(id=f"call_{rng.getrandbits(64):016x}", name=name, arguments=arguments)
+    return None
+
+
 def hint_of(params: SamplingParams) -> Mapping[str, Any] | None:
     hint = params.extra.get(HINT)
     return hint if isinstance(hint, Mapping) else None
@@ -147,16 +209,19 @@ def gateway_answer(
     finish = "stop"
     if count_tokens(text) > params.max_tokens:
         text, finish = text[: params.max_tokens * 4], "length"
+    call = tool_call(params.tools, messages, rng)
+    calls = () if call is None else (call,)
     return SimAnswer(
         text=text,
         prompt_tokens=prompt_tokens(messages),
         completion_tokens=max(1, count_tokens(text)),
-        finish_reason=finish,
+        finish_reason="tool_calls" if calls else finish,
         role=str(hint.get("module", "")),
         profile=profile.name,
         task_id=None if task is None else task.id,
         verdict=verdict,
         p_correct=p,
+        tool_calls=calls,
     )
 
 
@@ -168,5 +233,6 @@ __all__ = [
     "hint_of",
     "module_skill",
     "probability",
+    "tool_call",
     "wrong_answer",
 ]

@@ -1,0 +1,64 @@
+"""The generic gateway model's tool rule (agentbus/sim/gateway_model.py, **Tools**).
+
+Offered functions are called once each, first offered first, with a call id
+of the request's own (the Agents SDK refuses a reused id), and with
+placeholder arguments for required properties; once every offered function
+was called (as the gateway writes earlier calls: ``<tool_call>`` blocks in
+assistant turns) the answer is text only. The verdict (the ANSWER line) does
+not depend on the tools.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from agentbus.environment import Task
+from agentbus.llm.tools import format_tool_call
+from agentbus.llm.types import ChatMessage, SamplingParams
+from agentbus.sim.gateway_model import gateway_answer
+from agentbus.sim.profiles import BUILTIN
+
+TASK = Task(id="t1", env="external", instruction="What is 6 * 7?", hidden={"answer": "42"})
+HINT = {"task": "t1", "module": "planner"}
+
+
+def _fn(name: str, parameters: dict | None = None) -> dict:
+    return {"type": "function", "function": {"name": name, "parameters": parameters or {}}}
+
+
+def _answer(messages: list[ChatMessage], tools: tuple[dict, ...]):  # type: ignore[no-untyped-def]
+    params = SamplingParams(tools=tools, extra={"agentbus_gateway": HINT})
+    return gateway_answer({"t1": TASK}, True, BUILTIN.get("strong"), HINT, messages, params)
+
+
+def test_first_uncalled_function_is_called_with_placeholders_then_text_only() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "why": {"type": ["string", "null"]}},
+        "required": ["n", "why"],
+    }
+    tools = (_fn("transfer_to_solver"), _fn("lookup", schema))
+    first = _answer([{"role": "user", "content": "What is 6 * 7?"}], tools)
+    assert [c.name for c in first.tool_calls] == ["transfer_to_solver"]
+    assert first.finish_reason == "tool_calls" and "ANSWER:" in first.text
+    assert "<tool_call>" not in first.text
+    history: list[ChatMessage] = [
+        {"role": "user", "content": "What is 6 * 7?"},
+        {"role": "assistant", "content": format_tool_call("transfer_to_solver", {})},
+        {"role": "user", "content": "Result of tool call x:\nok"},
+    ]
+    second = _answer(history, tools)
+    assert [c.name for c in second.tool_calls] == ["lookup"]
+    assert orjson.loads(second.tool_calls[0].arguments) == {"n": 0, "why": ""}
+    assert second.tool_calls[0].id != first.tool_calls[0].id  # ids are the request's own
+    history.append({"role": "assistant", "content": format_tool_call("lookup", {"n": 0})})
+    third = _answer(history, tools)
+    assert third.tool_calls == () and third.finish_reason == "stop"
+    assert _answer(history, ()).tool_calls == ()
+
+
+def test_tools_do_not_change_the_verdict() -> None:
+    messages: list[ChatMessage] = [{"role": "user", "content": "What is 6 * 7? (check)"}]
+    with_tools = _answer(messages, (_fn("transfer_to_critic"),))
+    without = _answer(messages, ())
+    assert with_tools.verdict == without.verdict and with_tools.text == without.text
