@@ -20,7 +20,13 @@ from typing import Any
 import orjson
 import pytest
 
-from agentbus.app.summary import coalition_code, headline, model_labels, slot_letters
+from agentbus.app.summary import (
+    coalition_code,
+    cost_line,
+    headline,
+    model_labels,
+    slot_letters,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--tasks", "4", "--no-plots", "--progress", "plain", "--sim-speed", "0"]
@@ -130,3 +136,16 @@ def test_headline_says_which_intervals_hold_zero() -> None:
     assert line == expected + "; planning's interval holds 0"
     results["models"]["sim:strong"] = {"shapley": {}, "not_estimable": "no complete task block"}
     assert headline(results) == ["No MVP yet: phi is not estimable (no complete task block)"]
+
+
+def test_unpriced_models_get_no_dollar_figure() -> None:
+    run = {"billed_usd": 0.0, "sent_calls": 38, "sent_tokens": 9100, "agent_usd": 0.0}
+    unpriced = {"per_million_tokens_usd": {"vllm:http://h:1/v1#m": {"priced": False}}}
+    results: dict[str, Any] = {"cost": {"run": run, "prices": unpriced, "unpriced": ["m"]}}
+    line = cost_line(results)
+    assert line is not None and "$" not in line and "38 calls sent" in line
+    results["cost"]["prices"] = {"per_million_tokens_usd": {"openai:gpt-4o": {"priced": True}}}
+    assert "billed" in (cost_line(results) or "")
+    results["cost"]["prices"] = {"per_million_tokens_usd": {"sim:weak": {"priced": True}}}
+    simulated = cost_line(results) or ""
+    assert "simulated list prices (nothing billed)" in simulated and "$0 billed" not in simulated
