@@ -192,3 +192,21 @@ def test_live_display_in_a_terminal_keeps_one_frame_and_shows_the_cost_line(
     mvp = next(i for i, line in enumerate(lines) if line.startswith("MVP: "))
     assert mvp > lines.index(frames[0])
     assert "test model" in lines[lines.index(frames[0]) + 2]  # the bar ends its own line
+
+
+def test_two_long_vllm_specs_get_distinct_short_labels_in_the_line() -> None:
+    a = "vllm:http://127.0.0.1:8101/v1#meta-llama/Llama-3.1-8B-Instruct"
+    b = "vllm:http://127.0.0.1:8102/v1#meta-llama/Llama-3.1-8B-Instruct"
+    row = {"value": 0.1, "ci_low": 0.0, "ci_high": 0.2}
+    state = RunState(4)
+    state.apply(
+        {
+            "type": "attribution.snapshot",
+            "admitted_tasks": 3,
+            "models": {a: {"shapley": {"action": row}}, b: {"shapley": {"action": row}}},
+        }
+    )
+    line = state.line()
+    assert "action@Llama-3.1-8B-Inst~@127.0.0.1:8101=" in line
+    assert "action@Llama-3.1-8B-Inst~@127.0.0.1:8102=" in line
+    assert "vllm:http" not in line

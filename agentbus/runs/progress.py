@@ -31,6 +31,7 @@ from agentbus.events import (
     RUN_STARTED,
     EventHub,
 )
+from agentbus.labels import model_labels
 from agentbus.record import payload_counts
 
 RATE_WINDOW_S = 30.0
@@ -418,8 +419,9 @@ class RunState:
         if s["eta_s"] is not None:
             parts.append(eta_text(s["eta_s"], s["total_is_cap"]))
         if s["phi"]:
-            several = len({r.get("model") for r in s["phi"]}) > 1
-            parts.append("phi " + " ".join(_phi_text(r, several) for r in s["phi"]))
+            models = list(dict.fromkeys(str(r.get("model") or "") for r in s["phi"]))
+            labels = model_labels(models) if len(models) > 1 else None
+            parts.append("phi " + " ".join(_phi_text(r, labels) for r in s["phi"]))
         elif s["phi_note"]:
             parts.append(s["phi_note"])
         if s["dropped"]:
@@ -479,8 +481,9 @@ def _snapshot_count(raw: Mapping[str, Any] | None) -> int | None:
     return None
 
 
-def _phi_text(row: Mapping[str, Any], with_model: bool = False) -> str:
-    name = f"{row['slot']}@{row['model']}" if with_model and row.get("model") else row["slot"]
+def _phi_text(row: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
+    model = str(row.get("model") or "")
+    name = f"{row['slot']}@{labels.get(model, model)}" if labels and model else row["slot"]
     text = f"{name}={row['phi']:+.3f}"
     if row.get("lo") is not None and row.get("hi") is not None:
         text += f"[{row['lo']:+.3f},{row['hi']:+.3f}]"
@@ -622,13 +625,15 @@ class Progress:
             table.add_column("slot")
             table.add_column("phi", justify="right")
             table.add_column("95% interval", justify="right")
+            labels = model_labels([str(r.get("model") or "") for r in s["phi"]])
             for row in s["phi"]:
                 ci = (
                     f"[{row['lo']:+.3f}, {row['hi']:+.3f}]"
                     if row.get("lo") is not None and row.get("hi") is not None
                     else ""
                 )
-                table.add_row(row.get("model", ""), row["slot"], f"{row['phi']:+.3f}", ci)
+                model = str(row.get("model") or "")
+                table.add_row(labels.get(model, model), row["slot"], f"{row['phi']:+.3f}", ci)
             parts.append(table)
         elif s["phi_note"]:  # never a number before the estimate is honest; say why
             parts.append(Text(s["phi_note"], style="yellow"))
