@@ -9,6 +9,7 @@ without a bound, or end in a traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -80,17 +81,57 @@ CASES: list[tuple[list[str], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("args", "needle"), CASES, ids=[" ".join(a) for a, _ in CASES])
-def test_hostile_input_is_one_line_and_exit_2(args: list[str], needle: str, tmp_path: Path) -> None:
+#: runs every case through the CLI's entry point in one fresh interpreter (one
+#: import of agentbus instead of one per case), each with its own stderr and status
+DRIVER = """
+import contextlib, io, json, os, sys
+from agentbus.app.run import main
+out = []
+for args in json.loads(sys.argv[1]):
+    if "big.json" in args:  # a 1 KiB cap (the default 512 MiB would take a large file)
+        os.environ["AGENTBUS_MAX_DATASET_MB"] = str(1024 / 2**20)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            status = main([*args, "--progress", "off", "--run-dir", "run"])
+        except SystemExit as exc:
+            status = exc.code
+    os.environ.pop("AGENTBUS_MAX_DATASET_MB", None)
+    out.append([status, err.getvalue()])
+print(json.dumps(out))
+"""
+
+
+def test_hostile_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     files(tmp_path)
-    # a 1 KiB cap for big.json (the default 512 MiB would take a large file to pass)
-    env = {"AGENTBUS_MAX_DATASET_MB": str(1024 / 2**20)} if "big.json" in args else {}
-    out = run(*args, "--progress", "off", "--run-dir", "run", cwd=tmp_path, env=env)
-    lines = [line for line in out.stderr.splitlines() if line.strip()]
-    assert out.returncode == 2, out.stderr
-    assert len(lines) == 1 and needle in lines[0], out.stderr
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, json.dumps([args for args, _ in CASES])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    wrong = []
+    for (args, needle), (status, err) in zip(CASES, json.loads(proc.stdout), strict=True):
+        lines = [line for line in err.splitlines() if line.strip()]
+        ok = status == 2 and len(lines) == 1 and needle in lines[0]
+        ok = ok and ("SECRET" not in err or "--tok" in needle)  # a refusal quotes no key
+        if not ok:
+            wrong.append(f"{' '.join(args)}: exit {status}: {err.strip()[:300]}")
+    assert not wrong, "\n".join(wrong)
     assert not (tmp_path / "run").exists()
-    assert "SECRET" not in out.stderr or "--tok" in needle  # the refusal quotes no key
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [(["--dataset", "/dev/zero"], "not a regular file"), (["--tasks", HUGE], "out of range")],
+)
+def test_as_its_own_process(args: list[str], needle: str, tmp_path: Path) -> None:
+    """Two of the cases end to end: exit status and stderr of a process of their own."""
+    out = run(*args, "--progress", "off", "--run-dir", "run", cwd=tmp_path)
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert out.returncode == 2 and len(lines) == 1 and needle in lines[0], out.stderr
 
 
 def test_ctrl_c_during_task_generation_stops_the_run(tmp_path: Path) -> None:

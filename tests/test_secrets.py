@@ -214,6 +214,7 @@ SHORT_CANARY = {
 }
 
 
+@pytest.mark.slow
 async def test_keys_echoed_in_model_answers_stay_out_of_every_file(tmp_path: Path) -> None:
     """A provider that quotes the key in a 200 answer: not in the log, the cache, anywhere."""
     async with provider("echo") as (fake, url):
