@@ -153,6 +153,8 @@ def test_ctrl_c_during_task_generation_stops_the_run(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert time.monotonic() - sent < 10
     assert "interrupted" in out + err and "Traceback" not in err
+    assert "--resume" not in out  # nothing was written, so there is nothing to resume
+    assert not list(tmp_path.rglob("manifest.json"))
 
 
 def test_resuming_a_larger_run_with_fewer_tasks_is_refused(tmp_path: Path) -> None:

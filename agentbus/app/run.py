@@ -101,10 +101,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     def interrupted(sig: signal.Signals | None = None) -> int:
         """The resume hint; exit 130 for Ctrl-C, 143 for SIGTERM (128 + the signal)."""
         what = "stopped by SIGTERM" if sig == signal.SIGTERM else "interrupted"
-        print(
-            f"\nagentbus: {what}; finished episodes are saved. "
-            f"Resume with --resume {config.run_dir}"
-        )
+        if config.run_dir is not None and not (config.run_dir / "manifest.json").exists():
+            print(f"\nagentbus: {what} while the tasks were prepared; nothing was written")
+        else:
+            print(
+                f"\nagentbus: {what}; finished episodes are saved. "
+                f"Resume with --resume {config.run_dir}"
+            )
         return 128 + int(sig or signal.SIGINT)
 
     try:
