@@ -62,6 +62,7 @@ def assert_complete(results: dict[str, Any], cells_per_coalition: int) -> None:
         assert {n for n, _ in coalitions.values()} == {cells_per_coalition}
 
 
+@pytest.mark.slow
 def test_llama_cpp_context_overflow_is_a_task_failure_and_the_table_is_complete(
     tmp_path: Path,
 ) -> None:
