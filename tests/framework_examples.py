@@ -1,4 +1,6 @@
-"""The two framework examples (issue 31 point 6), run as their READMEs say, against their truth.
+"""Helpers for the framework examples' tests (tests/test_example_*.py): README commands, truth.
+
+What the tests check (issue 31 point 6), for each of the two framework examples:
 
 * ``examples/openai_agents`` (OpenAI Agents SDK, handoffs Planner -> Solver ->
   Critic, then a vote) and ``examples/langgraph`` (LangGraph, a review loop
@@ -33,7 +35,6 @@ from pathlib import Path
 from types import ModuleType
 
 import orjson
-import pytest
 
 from agentbus.sim.gateway_model import probability
 from agentbus.sim.profiles import BUILTIN
@@ -44,10 +45,9 @@ SLOTS = ("planner", "solver", "critic")
 VENV_BIN = str(Path(sys.executable).parent)
 SHORT = ["--sim-speed", "0", "--progress", "off", "--no-plots"]
 
-pytestmark = pytest.mark.slow
 
-
-def _truth(name: str) -> ModuleType:
+def truth_module(name: str) -> ModuleType:
+    """examples/NAME/truth.py, loaded from its file."""
     spec = importlib.util.spec_from_file_location(f"{name}_truth", EXAMPLES / name / "truth.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -55,7 +55,7 @@ def _truth(name: str) -> ModuleType:
     return module
 
 
-def _readme_command(name: str, flag: str) -> list[str]:
+def readme_command(name: str, flag: str) -> list[str]:
     """The README's ``python -m agentbus.run`` command that uses ``flag`` (as argv)."""
     text = (EXAMPLES / name / "README.md").read_text()
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
@@ -67,7 +67,8 @@ def _readme_command(name: str, flag: str) -> list[str]:
     return [sys.executable, *argv[1:]]
 
 
-def _run(argv: list[str], run_dir: Path) -> dict:
+def run(argv: list[str], run_dir: Path) -> dict:
+    """``argv`` from the repository root with the shortening flags; results.json."""
     env = dict(os.environ)
     env["PATH"] = VENV_BIN + os.pathsep + env.get("PATH", "")  # "python" in --agent-cmd
     proc = subprocess.run(
@@ -82,7 +83,7 @@ def _run(argv: list[str], run_dir: Path) -> dict:
     return orjson.loads((run_dir / "results.json").read_bytes())
 
 
-def _episodes(run_dir: Path) -> list[dict]:
+def read_episodes(run_dir: Path) -> list[dict]:
     out = []
     for line in (run_dir / "events.jsonl").read_bytes().splitlines():
         event = orjson.loads(line)
@@ -94,7 +95,7 @@ def _episodes(run_dir: Path) -> list[dict]:
 Success = Callable[[float | None, float, float | None], float]
 
 
-def _values(success: Success) -> dict[str, float]:
+def values(success: Success) -> dict[str, float]:
     """v(S) by coalition key of results.json ('' for none, 'planner+critic', ...)."""
     out = {}
     for mask in range(1 << len(SLOTS)):
@@ -104,40 +105,21 @@ def _values(success: Success) -> dict[str, float]:
     return out
 
 
-def _z(coalitions: dict[str, dict], values: dict[str, float]) -> dict[str, float]:
+def z_scores(coalitions: dict[str, dict], exact: dict[str, float]) -> dict[str, float]:
+    """(success rate - exact v) / binomial se, per coalition of results.json."""
     out = {}
-    for key, truth in values.items():
+    for key, truth in exact.items():
         cell = coalitions[key]
         se = max((truth * (1 - truth) / cell["tasks"]) ** 0.5, 1e-9)
         out[key] = (cell["mean"] - truth) / se
     return out
 
 
-def _wrong_openai_agents(p: float | None, s: float, c: float | None) -> float:
-    """A misread vote: without a majority the critic's answer (not the solver's) stands."""
-    if p is None or c is None:
-        return s
-    return c + (1 - c) * p * s
-
-
-def _wrong_langgraph(p: float | None, s: float, c: float | None) -> float:
-    """A misread graph: the critic matching the planner's estimate ends nothing."""
-    truth = _truth("langgraph")
-    return float(truth.success(None, s, c))
-
-
-CASES = {
-    "openai_agents": _wrong_openai_agents,
-    "langgraph": _wrong_langgraph,
-}
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_readme_run_matches_the_known_truth(name: str, tmp_path: Path) -> None:
-    truth = _truth(name)
-    run_dir = tmp_path / "run"
-    results = _run(_readme_command(name, "--agent"), run_dir)
-    episodes = _episodes(run_dir)
+def check_truth(name: str, wrong: Success, run_dir: Path) -> None:
+    """The README's in-process command on the example's 80 tasks against truth.py."""
+    truth = truth_module(name)
+    results = run(readme_command(name, "--agent"), run_dir)
+    episodes = read_episodes(run_dir)
     assert len(episodes) == 80 * 8
     for e in episodes:
         assert "agent_error" not in e["outcome"]["details"], e["outcome"]["details"]
@@ -145,23 +127,22 @@ def test_readme_run_matches_the_known_truth(name: str, tmp_path: Path) -> None:
     assert set(gateway["calls"]) == set(SLOTS) and gateway["agent_failures"] == 0, gateway
     assert not gateway.get("refused") and not gateway.get("unmapped"), gateway
     model = results["models"]["sim:strong"]
-    z = _z(model["coalitions"], _values(truth.success))
+    z = z_scores(model["coalitions"], values(truth.success))
     print(f"{name}: z per coalition {z}")
     assert max(abs(x) for x in z.values()) < 3.5, z
-    wrong = _z(model["coalitions"], _values(CASES[name]))
-    assert max(abs(x) for x in wrong.values()) > 3.5, wrong  # a wrong truth is caught
+    off = z_scores(model["coalitions"], values(wrong))
+    assert max(abs(x) for x in off.values()) > 3.5, off  # a wrong truth is caught
     phi = truth.shapley(truth.values())
     for slot in SLOTS:
         est = model["shapley"][slot]
         assert abs(est["value"] - phi[slot]) < 3.5 * est["se"], (slot, est, phi[slot])
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_readme_command_agent_honours_switched_off_modules(name: str, tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
-    argv = [*_readme_command(name, "--agent-cmd"), "--limit", "1", "--vary", "critic=off:on"]
-    results = _run(argv, run_dir)
-    episodes = _episodes(run_dir)
+def check_command_agent(name: str, run_dir: Path) -> None:
+    """The README's --agent-cmd command, one task, the critic off on the default side."""
+    argv = [*readme_command(name, "--agent-cmd"), "--limit", "1", "--vary", "critic=off:on"]
+    results = run(argv, run_dir)
+    episodes = read_episodes(run_dir)
     assert len(episodes) == 8
     for e in episodes:
         outcome = e["outcome"]
