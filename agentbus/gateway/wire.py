@@ -13,6 +13,7 @@ needs to learn a second message shape.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -184,10 +185,22 @@ def parse_openai(body: Any, temperature: float) -> ChatCall:
     )
 
 
+#: the ids agentbus's own text parsers give (agentbus/llm/tools.py: call_0, call_1, ...);
+#: they repeat across an episode's calls, and agents (the OpenAI Agents SDK) refuse a reused id
+_POSITIONAL_ID = re.compile(r"call_\d+")
+
+
+def _call_id(given: str, prefix: str, size: int) -> str:
+    """The upstream's call id when it is one of its own, else a fresh unique one."""
+    if given and not _POSITIONAL_ID.fullmatch(given):
+        return given
+    return f"{prefix}{uuid.uuid4().hex[:size]}"
+
+
 def _openai_calls(result: Completion) -> list[dict[str, Any]]:
     return [
         {
-            "id": c.id or f"call_{uuid.uuid4().hex[:12]}",
+            "id": _call_id(c.id, "call_", 24),
             "type": "function",
             "function": {"name": c.name, "arguments": c.arguments},
         }
@@ -333,7 +346,7 @@ def _anthropic_blocks(result: Completion) -> list[dict[str, Any]]:
         blocks.append(
             {
                 "type": "tool_use",
-                "id": c.id or f"toolu_{uuid.uuid4().hex[:20]}",
+                "id": _call_id(c.id, "toolu_", 24),
                 "name": c.name,
                 "input": args if isinstance(args, dict) else {},
             }
