@@ -150,6 +150,13 @@ RULES: tuple[Rule, ...] = (
     Rule("report", r"-m agentbus(?:\.app)?\.report(\s|$)", "run", extra=("--quiet", "--no-plots")),
     Rule("tail", r"-m agentbus(?:\.runs)?\.tail(\s|$)", "run", extra=("--from", "0")),
     Rule("plan", r"-m agentbus\.plan(\s|$)", "run"),
+    Rule("plugin lists", r"-m agentbus\.list(\s|$)", "run"),
+    Rule(
+        "viewer",
+        r"-m agentbus\.view(\s|$)",
+        "parse",
+        why="serves a run until Ctrl-C; tests/test_view_runs.py opens it on real runs",
+    ),
     Rule(
         "truth table computation",
         r"-m agentbus\.truth make(\s|$)",

@@ -186,11 +186,11 @@ def test_single_role_profiles_get_the_table_that_follows_from_weak_vs_strong() -
         .returncode == 2  # fmt: skip
 
 
-def test_readme_truth_table_matches_the_stored_tables() -> None:
-    """Every row of the README's truth table is what the stored table gives now."""
+def test_docs_truth_table_matches_the_stored_tables() -> None:
+    """Every row of the truth table in docs/truth.md is what the stored table gives now."""
     from agentbus.app.truth import true_values
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "truth.md").read_text()
     rows = re.findall(r"^\| (\w+) \| (\d+) \((\d+)\) \| ([^\n]+) \|$", text, flags=re.M)
     seen = set()
     for env, tasks, seeds, rest in rows:
@@ -206,4 +206,4 @@ def test_readme_truth_table_matches_the_stored_tables() -> None:
         assert (v0, vn) == (round(truth["v"][0], 3), round(truth["v"][-1], 3)), env
         assert phi == [round(float(x), 3) for x in truth["shapley"]], env
         assert se == round(table.max_se, 4), env
-    assert seen == set(MAX_SE), f"README rows for {sorted(seen)}, stored {sorted(MAX_SE)}"
+    assert seen == set(MAX_SE), f"docs/truth.md rows for {sorted(seen)}, stored {sorted(MAX_SE)}"
