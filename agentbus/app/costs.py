@@ -58,7 +58,6 @@ class RunCost:
             self.spend.observe(record)
             self.estimate.observe(record)
             self.by_assignment.observe(record)
-            self.by_assignment.observe(record)
 
     def unpriced_note(self) -> str | None:
         """One line naming models without a price (their cost shows as n/a)."""
