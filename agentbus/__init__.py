@@ -45,7 +45,7 @@ from agentbus.llm.config import EndpointLimits
 from agentbus.llm.queueing import waiting_for_slot
 from agentbus.llm.retry import UpstreamError
 from agentbus.llm.spec import ModelSpec
-from agentbus.llm.tools import split_tool_calls
+from agentbus.llm.tools import read_tool_calls, split_tool_calls
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams, ToolCall
 from agentbus.messages import (
     ActionProposed,
@@ -137,6 +137,7 @@ __all__ = [
     "on",
     "read_bounded",
     "read_text",
+    "read_tool_calls",
     "registry",
     "skill_role",
     "split_tool_calls",

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agentbus.errors import UserError
+from agentbus.events import EPISODE_ENDED
 from agentbus.outcome import kind_counts
 from agentbus.runs.episodes import coalition_key_of, failure_kind
 from agentbus.runs.runlog import RESULTS, check_run_dir, read_json
@@ -39,18 +40,21 @@ MISSING_DATA = (
 FORMATS = ("csv", "jsonl", "parquet")
 
 
+_ENDED_NEEDLE = f'"{EPISODE_ENDED}"'.encode()
+
+
 def _counted_events(run_dir: Path) -> Iterator[dict[str, Any]]:
     """The ``episode.ended`` event that counts for each episode id, in log order."""
     chosen: dict[str, dict[str, Any]] = {}
     with open(run_dir / EVENTS, "rb") as fh:
         for raw in fh:
-            if b'"episode.ended"' not in raw or not raw.endswith(b"\n"):
+            if _ENDED_NEEDLE not in raw or not raw.endswith(b"\n"):
                 continue
             try:
                 event = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 continue
-            if not isinstance(event, dict) or event.get("type") != "episode.ended":
+            if not isinstance(event, dict) or event.get("type") != EPISODE_ENDED:
                 continue
             eid = event.get("episode_id")
             outcome = event.get("outcome")

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from agentbus.errors import UserError
+from agentbus.events import EPISODE_ENDED
 from agentbus.outcome import kind_counts
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.store import EVENTS, MANIFEST, RunStore
@@ -136,7 +137,7 @@ def episode_event(run_dir: Path, episode_id: str) -> dict[str, Any] | None:
                 continue
             if not isinstance(event, dict) or event.get("episode_id") != episode_id:
                 continue
-            if event.get("type") != "episode.ended":
+            if event.get("type") != EPISODE_ENDED:
                 continue
             outcome = event.get("outcome") or {}
             counts = kind_counts(outcome.get("error_kind"))

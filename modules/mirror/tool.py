@@ -15,8 +15,7 @@ from typing import ClassVar
 
 import orjson
 
-from agentbus import ActionProposed, Completion, Feedback, SamplingParams, on
-from agentbus.llm.tools import read_tool_calls
+from agentbus import ActionProposed, Completion, Feedback, SamplingParams, on, read_tool_calls
 from modules.mirror.base import MAX_ATTEMPTS, MAX_TRIES, Gate, MirrorActor
 from modules.mirror.messages import (
     AttemptDone,
