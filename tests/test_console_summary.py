@@ -149,3 +149,13 @@ def test_unpriced_models_get_no_dollar_figure() -> None:
     results["cost"]["prices"] = {"per_million_tokens_usd": {"sim:weak": {"priced": True}}}
     simulated = cost_line(results) or ""
     assert "simulated list prices (nothing billed)" in simulated and "$0 billed" not in simulated
+
+
+def test_no_mvp_is_named_while_every_interval_holds_zero() -> None:
+    row = {"value": 0.0, "ci_low": -1.9, "ci_high": 1.9, "rank_low": 1, "rank_high": 2}
+    results: dict[str, Any] = {
+        "slots": ["planning", "action"],
+        "models": {"sim:strong": {"shapley": {"planning": dict(row), "action": dict(row)}}},
+    }
+    (line,) = headline(results)
+    assert line.startswith("No MVP yet: ") and "every interval holds 0" in line

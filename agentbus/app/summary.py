@@ -101,6 +101,9 @@ def headline(results: Mapping[str, Any]) -> list[str]:
         elif top_open and tied:
             tail += f"; {top} is not yet told apart from {' or '.join(tied)} (rank intervals)"
         head = f"MVP{where}: "
+        if len(zero) == len(rows):  # nothing is told from zero: naming an MVP would mislead
+            head = f"No MVP yet{where}: "
+            tail = "; every interval holds 0 (more tasks needed)"
         lines.append(head + ranking + tail)
     return lines
 
