@@ -17,8 +17,9 @@ the stored reference table (``python -m agentbus.truth show``). Checked:
   Chow-Robbins rule; a pool of 30 tasks, the truth table's block, of which
   about 24 are used; one task block in flight, so the stop is exact and the
   run deterministic): the interval the run shows at the stop, in 93-97% of
-  (replication, slot) pairs. Measured 0.948 over these 250 replications
-  (planning 0.964, action 0.932); the replay of the same rule on real
+  (replication, slot) pairs. Measured 0.942 over these 250 replications
+  (planning 0.960, action 0.924; 0.948 with the earlier, wider floor);
+  the replay of the same rule on real
   outcomes (benchmarks/stopping_rules.py) predicts 0.94-0.96. The pool must
   be the table's 30 tasks: math's generator cycles knowledge points, then
   levels, so a 60-task pool holds levels 1-5 while the table's blocks hold
@@ -192,6 +193,6 @@ def test_adaptive_runs_stop_on_the_target_and_cover_93_to_97_percent() -> None:
     )
     assert len(on_target) >= 0.9 * len(reps), "most runs stop on the target, not the pool"
     assert episodes[0] >= 4 * 20, "no run stops before 20 tasks"
-    assert episodes[len(episodes) // 2] < 0.9 * 4 * ADAPTIVE_POOL  # measured 96 of 120
+    assert episodes[len(episodes) // 2] < 0.9 * 4 * ADAPTIVE_POOL  # measured 92 of 120
     assert 0.93 <= shown <= 0.97, f"the interval shown at the stop covers {shown:.3f}"
     assert anytime >= shown, "the anytime-valid interval beside it is wider"
