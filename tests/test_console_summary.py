@@ -62,7 +62,9 @@ def test_first_result_line_names_the_mvp(run: tuple[Path, str]) -> None:
     results = orjson.loads((run_dir / "results.json").read_bytes())
     shap = results["models"]["sim:strong"]["shapley"]
     top = max(shap, key=lambda s: shap[s]["value"])
-    assert first.startswith(f"MVP: {top} {shap[top]['value']:+.2f} ["), first
+    # a 4-task run may not tell any slot from 0 yet ("No MVP yet"); the ranking leads anyway
+    ranked = f"{top} {shap[top]['value']:+.2f} ["
+    assert first.startswith((f"MVP: {ranked}", f"No MVP yet: {ranked}")), first
     for slot in results["slots"]:  # every slot ranked, in the line that wraps at 80 columns
         assert f"{slot} " in " ".join(lines[last_progress + 1 : last_progress + 4])
 
@@ -82,7 +84,7 @@ def test_default_output_is_compact_and_cost_is_behind_details(run: tuple[Path, s
     ]
     assert max(len(line) for line in table) <= 80  # (progress lines and a long path may be wider)
     details = _cli("agentbus.report", str(run_dir), "--no-plots", "--details").stdout
-    assert details.splitlines()[0].startswith("MVP: ")
+    assert details.splitlines()[0].startswith(("MVP: ", "No MVP yet: "))
     for title in ("Banzhaf", "per coalition", "Cost per slot", "Shapley value of cost"):
         assert title in details, title
     assert max(len(line) for line in details.splitlines()) <= 80
