@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from agentbus import registry
+from agentbus import ActionProposed, Feedback, Thought, registry
 from agentbus.environment import Task, TaskSource
 from agentbus.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
@@ -18,6 +18,7 @@ from environments.math.env import MathEnvironment
 from environments.math.expert import MathExpert
 from modules.praf import AGENT, SLOTS
 from modules.praf.parsing import parse_action
+from modules.praf.view import EpisodeView
 
 ROLE = re.compile(r"You are the (\w+) module")
 
@@ -149,3 +150,42 @@ def test_foreign_prompts_are_not_ours() -> None:
     ]
     assert expert.find_task(other) is None
     assert expert.find_task([{"role": "user", "content": "What is 2+2?"}]) is None
+
+
+def test_a_refused_prose_action_counts_as_its_step_as_before() -> None:
+    """The history shows a refused action as ``(none)``; the expert still reads
+    its own prose answer there (the step it named counts as done, a wrong
+    reflection quotes it), as when the history carried the refused text: the
+    stored truth tables were made so."""
+    tasks = MathEnvironment.setup(TaskSource(count=50, seed=1)).tasks
+    task = next(t for t in tasks if len(t.hidden["steps"]) == 2)
+    expert = MathExpert()
+    expert.add_tasks([task])
+    steps = task.hidden["steps"]
+    broken = Verdict(True, malformed=True)
+    prose = next(
+        text
+        for seed in range(50)
+        if not parse_action(
+            text := expert.respond(_query(expert, task, "action"), broken, random.Random(seed))
+        ).ok
+    )
+    assert steps[0] in prose
+    view = EpisodeView()
+    view.think(Thought(text=f"compute `{steps[0]}`", round=1))
+    view.act(ActionProposed(text=prose, round=1, valid=False, parse_error="no action found"))
+    view.feedback(Feedback(text="That is not a valid action.", round=1, valid=False))
+    history = view.history()
+    assert "Action: (none)" in history and steps[0] not in history.split("Action:")[1]
+    thought = expert.respond(
+        _query(expert, task, "reasoning", History=history), Verdict(True), random.Random(0)
+    )
+    assert steps[1] in thought and steps[0] not in thought
+    last = history.split("\n\n")[-1]
+    query = _query(expert, task, "reflection", History=history, **{"Last step": last})
+    wrong = next(
+        text
+        for seed in range(50)
+        if "format" in (text := expert.respond(query, Verdict(False), random.Random(seed)))
+    )
+    assert "(none)" not in wrong and steps[0] in wrong

@@ -70,6 +70,18 @@ def _rounds(history: str) -> tuple[Step, ...]:
     return tuple(Step(m.group(2), m.group(3), m.group(4)) for m in _ROUND.finditer(history))
 
 
+#: what the history shows for a round whose action could not be read
+#: (modules/praf's ``NO_ACTION``; environments do not import modules)
+NO_ACTION = "(none)"
+#: the expert's malformed action in prose (of its answers the one the parser refuses)
+PROSE_ACTION = "I will now use the calculator.\nThe input is {}."
+#: how the history showed that answer before it showed ``(none)`` (the parser's
+#: reason, then the answer); :meth:`Solution.replay` puts this text back
+REFUSED_PROSE = (
+    "(invalid: no action found: expected one ```action``` block, an 'Action:' line, "
+    "or a single-line answer) " + PROSE_ACTION
+)
+
 _SQUASHED = re.compile(r"[\s`$]")
 
 
@@ -142,9 +154,31 @@ class Solution:
     def squashed_steps(self) -> tuple[str, ...]:
         return tuple(squash(step) for step in self.steps)
 
+    def replay(self, history: Sequence[Step]) -> tuple[Step, ...]:
+        """``history`` with each unreadable action as the expert wrote it.
+
+        The history shows an action the parser could not read as ``(none)``
+        (no copyable text for real models). Of the expert's own answers only
+        its prose ones are unreadable (PRAF's :data:`PROSE_ACTION`, MMAU's
+        solver in a sentence), and they name the step that was due (or the
+        answer), so that text is put back: the expert then judges
+        the state as it did when the history carried the refused answer (a
+        prose round counts as that step done), and the stored truth tables,
+        made so, still hold.
+        """
+        if not any(s.action.strip() == NO_ACTION for s in history):
+            return tuple(history)
+        out: list[Step] = []
+        for s in history:
+            if s.action.strip() == NO_ACTION:
+                due = self.next_step(out) or self.answer
+                s = replace(s, action=REFUSED_PROSE.format(due))
+            out.append(s)
+        return tuple(out)
+
     def done(self, history: Sequence[Step]) -> int:
         """How many solution steps the history's actions already ran, in order."""
-        actions = [squash(s.action) for s in history]
+        actions = [squash(s.action) for s in self.replay(history)]
         steps = self.squashed_steps
         k = 0
         while k < len(steps) and any(steps[k] in a for a in actions):
@@ -401,7 +435,7 @@ class MathExpert:
         if verdict.malformed:
             return rng.choice(
                 [
-                    f"I will now use the calculator.\nThe input is {step or sol.answer}.",
+                    PROSE_ACTION.format(step or sol.answer),
                     fence(f"calc {step or sol.answer}"),
                     f"```\n{right.split(':', 1)[0]} -> {right.split(':', 1)[1].strip()}\n```",
                 ]
@@ -427,6 +461,8 @@ class MathExpert:
             return "Something did not work in the last step."
         last = rounds(parts.get("Last step", ""))
         given = last[-1].action if last else "the submitted answer"
+        if given.strip() == NO_ACTION and history:  # the history ends with the last step
+            given = sol.replay(history)[-1].action  # as the expert wrote it
         if verdict.correct:
             step = sol.next_step(history)
             todo = (
