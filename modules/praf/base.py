@@ -47,7 +47,10 @@ class PrafModule(Actor):
         messages = build(self.role, self.instructions, self.view, items, request)
         completion = await self.llm.complete(messages, SamplingParams(stop=self.stop))
         self.finish_reason = completion.finish_reason
-        self.prompt = "\n".join(m["content"] for m in messages)
+        # the examples a model may copy are the system message's (instructions and
+        # the environment's guide); the user message's plan, history and thought are
+        # what a right action repeats (a robot round is the plan's lines)
+        self.prompt = "\n".join(m["content"] for m in messages if m["role"] == "system")
         return completion.text.strip()
 
     def history(self) -> str:
