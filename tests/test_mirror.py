@@ -202,7 +202,9 @@ def test_preset_run_prints_each_reflection_components_shapley_value(tmp_path: Pa
     assert done.returncode == 0, done.stderr[-2000:]
     table = done.stdout.split("Shapley value")[1]
     for slot in REFLECTION_SLOTS:
-        row = re.search(rf"{re.escape(slot)}\s*│\s*(-?[\d.]+) \[(-?[\d.]+), (-?[\d.]+)\]", table)
+        row = re.search(
+            rf"{re.escape(slot)}\s*│\s*([-+]?[\d.]+) \[([-+]?[\d.]+), ([-+]?[\d.]+)\]", table
+        )
         assert row, (slot, table[:1500])
         value, low, high = map(float, row.groups())
         assert low <= value <= high
