@@ -361,7 +361,7 @@ class Episode:
                 self._stop_consumers()
         if scope.cancelled_caught and not self._ended.is_set():
             queued = (
-                f" (not counting {clock.waited_s:.0f}s it waited for a model slot)"
+                f" (not counting {clock.waited_s:.0f}s it queued for a model or sandbox slot)"
                 if clock.waited_s >= 1
                 else ""
             )

@@ -249,4 +249,4 @@ async def test_time_queued_for_a_model_slot_is_not_the_episodes_time() -> None:
     # its own slowness still times out, and the message names the flag
     slow = await _episode_with_a_busy_slot(own=1.0, timeout=0.5, hold=0.3)
     assert slow.error_kind == "timeout"
-    assert "--episode-timeout" in slow.reason and "waited for a model slot" not in slow.reason
+    assert "--episode-timeout" in slow.reason and "queued for a" not in slow.reason
