@@ -1,4 +1,4 @@
-"""``--pareto``'s predicted accuracies cover the truth on the front they select.
+"""``--pareto``'s front is estimated without the bias of choosing it, and its intervals cover.
 
 The truth of a mixed assignment is known here: the test models are
 sim:strong and sim:strong-action, and sim:strong-action is sim:weak except
@@ -13,10 +13,13 @@ from it is a replication).
 
 Each replication draws 30 tasks, builds the records the coalition runs of
 both test models would give, and lets :func:`attribution.pareto.predict`
-predict all 81 assignments and pick the front. Checked: the predicted
-(mixed-model) points on the front, and the most accurate point, hold the
-truth in their intervals at least 93% of the time; the per-point intervals
-(what ``--pareto`` showed before) do not (measured about 0.87 on tools).
+predict all 81 assignments, choose the front and the most accurate point on
+a third of the tasks and estimate them on the rest. Checked over those
+points (measured and predicted alike): the mean of predicted minus true
+accuracy within 0.02 (0.04 for the most accurate point alone), and their
+95% intervals holding the truth 93-97% of the time. The same points chosen
+and estimated on the same tasks (``split=False``, what ``--pareto`` did
+before) are biased high by more than 0.02, so the bias bound fails them.
 """
 
 from __future__ import annotations
@@ -29,12 +32,14 @@ import pytest
 from agentbus.outcome import Outcome, SlotUsage
 from agentbus.record import EpisodeRecord
 from attribution.game import Game
-from attribution.pareto import Point, estimate, predict
+from attribution.pareto import Point, predict
 from attribution.replicate import Pool, load_pool
 
 POOLS = Path(__file__).parent / "data" / "per_task"
 TASKS = 30
-REPS = 40
+#: replications of the method checked, and of the deliberately wrong one
+REPS = 150
+WRONG_REPS = 40
 WEAK, STRONG, ACTION = "sim:weak", "sim:strong", "sim:strong-action"
 
 
@@ -75,36 +80,56 @@ def records(pool: Pool, rows: np.ndarray) -> list[EpisodeRecord]:
 
 
 def checked(points: list[Point]) -> list[Point]:
-    """Predicted points on the front, and the most accurate point."""
-    best = max(points, key=lambda p: p.acc["mean"])
-    chosen = [p for p in points if p.on_front and not p.measured]
-    return chosen + ([best] if best not in chosen else [])
+    """The points the front chose, and the most accurate point (last)."""
+    best = [p for p in points if p.most_accurate]
+    return [p for p in points if p.on_front and not p.most_accurate] + best
+
+
+def replicate(
+    pool: Pool, rng: np.random.Generator, split: bool, reps: int
+) -> dict[str, list[float]]:
+    """Bias, coverage and width over the checked points of ``reps`` replications."""
+    truth = pool.mean_game()
+    out: dict[str, list[float]] = {"bias": [], "cover": [], "width": [], "best": []}
+    for _ in range(reps):
+        rows = rng.integers(0, pool.tasks, size=TASKS)
+        points = predict(records(pool, rows), pool.slots, WEAK, [STRONG, ACTION], split=split)
+        for p in checked(points):
+            v = truth[equivalent(p.assignment)]
+            out["bias"].append(p.acc["mean"] - v)
+            out["cover"].append(float(p.acc["ci_low"] <= v <= p.acc["ci_high"]))
+            out["width"].append(p.acc["ci_high"] - p.acc["ci_low"])
+        out["best"].append(out["bias"][-1])
+        for p in points:  # never a zero-width accuracy interval
+            assert p.acc["ci_high"] > p.acc["ci_low"], p.acc
+    return out
+
+
+def summary(name: str, m: dict[str, list[float]]) -> str:
+    return (
+        f"{name}: {len(m['bias'])} points, bias {np.mean(m['bias']):+.3f} "
+        f"(most accurate {np.mean(m['best']):+.3f}), coverage {np.mean(m['cover']):.3f}, "
+        f"mean width {np.mean(m['width']):.3f}"
+    )
+
+
+def holds(m: dict[str, list[float]]) -> bool:
+    """The bounds: mean bias within 0.02, the most accurate point's within 0.04, coverage 93-97%."""
+    return (
+        abs(float(np.mean(m["bias"]))) <= 0.02
+        and abs(float(np.mean(m["best"]))) <= 0.04
+        and 0.93 <= float(np.mean(m["cover"])) <= 0.97
+    )
 
 
 @pytest.mark.slow
-def test_predicted_front_intervals_cover_after_selection() -> None:
+def test_front_unbiased_and_covers_after_selection() -> None:
     pool = load_pool(POOLS / "tools.npz")
-    truth = pool.mean_game()
-    rng = np.random.default_rng(11)
-    simultaneous, per_point, bias = [], [], []
-    for _ in range(REPS):
-        rows = rng.integers(0, pool.tasks, size=TASKS)
-        points = predict(records(pool, rows), pool.slots, WEAK, [STRONG, ACTION])
-        for p in checked(points):
-            v = truth[equivalent(p.assignment)]
-            simultaneous.append(p.acc["ci_low"] <= v <= p.acc["ci_high"])
-            bias.append(p.acc["mean"] - v)
-            if p.measured or p.acc_terms is None:
-                per_point.append(simultaneous[-1])
-            else:
-                own = estimate(p.acc_terms, floor=0.0)
-                per_point.append(own["ci_low"] <= v <= own["ci_high"])
-        for p in points:  # never a zero-width accuracy interval
-            assert p.acc["ci_high"] > p.acc["ci_low"], p.acc
-    cover, before = float(np.mean(simultaneous)), float(np.mean(per_point))
-    print(
-        f"front and best points: {len(simultaneous)}; simultaneous {cover:.3f}, "
-        f"per point {before:.3f}; mean bias {np.mean(bias):+.3f}"
-    )
-    assert cover >= 0.93, cover
-    assert before < cover
+    held = replicate(pool, np.random.default_rng(11), split=True, reps=REPS)
+    same = replicate(pool, np.random.default_rng(11), split=False, reps=WRONG_REPS)
+    print(summary("held-out", held))
+    print(summary("same tasks", same))
+    assert holds(held), summary("held-out", held)
+    # the deliberately wrong method: choose and estimate on the same tasks
+    assert not holds(same), summary("same tasks", same)
+    assert np.mean(same["bias"]) > np.mean(held["bias"])

@@ -3,10 +3,12 @@
 After the coalition episodes, :func:`attribution.pareto.predict` gives every
 assignment of the default and test models to the varied slots a predicted
 accuracy and cost (measured exactly where the coalition runs already played
-that agent). The K most promising are run on every task, like ``--best``
-does (records of kind ``pareto``, counted by the same rule), and each is
-reported predicted against measured, paired by task. The summary names the
-cheapest assignment whose accuracy interval overlaps the most accurate one's.
+that agent), chooses the front and the most accurate point on a third of the
+tasks and reports those points' figures from the other two thirds. The K
+most promising are run on every task, like ``--best`` does (records of kind
+``pareto``, counted by the same rule), and each is reported predicted against
+measured, paired by task. The summary names the cheapest front assignment
+whose accuracy interval overlaps the most accurate one's.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from attribution.pareto import (
     compare,
     front,
     label,
+    most_accurate,
     predict,
     promising,
     wilson_row,
@@ -111,7 +114,7 @@ class ParetoRun:
                 "tasks": len(tasks),
                 "acc": wilson_row(list(acc.values()), self.confidence),
                 "cost_usd": mean_interval(list(costs.values()), self.confidence, floor=0.0),
-                "acc_vs_predicted": compare(point.acc_terms, acc, point.acc),
+                "acc_vs_predicted": compare(point.acc_terms, acc, point.acc, rate=True),
                 "cost_vs_predicted": compare(point.cost_terms, costs, point.cost),
             }
 
@@ -130,11 +133,7 @@ class ParetoRun:
     def results(self) -> dict[str, Any]:
         cheap = cheapest_overlapping(self.points)
         cheap_run = cheapest_overlapping(self.chosen, "measured")
-        best = max(
-            (p for p in self.points if p.acc["mean"] is not None),
-            key=lambda p: p.acc["mean"],
-            default=None,
-        )
+        best = most_accurate(self.points)
         return {
             "k": self.k,
             "default_model": self.default,
@@ -145,6 +144,10 @@ class ParetoRun:
             "front": [p.label(self.default) for p in front(self.points)],
             "chosen": [p.to_dict(self.default) for p in self.chosen],
             "most_accurate": best.label(self.default) if best else None,
+            "selection": {
+                k: self.points[0].selection.get(k) if self.points else 0
+                for k in ("tasks", "held_out")
+            },
             "cheapest_overlapping": cheap.label(self.default) if cheap else None,
             "cheapest_overlapping_measured": cheap_run.label(self.default) if cheap_run else None,
         }
@@ -180,6 +183,14 @@ def _front(results: dict[str, Any]) -> list[dict[str, Any]]:
     )
 
 
+def chosen_on(results: dict[str, Any]) -> str:
+    """How the front was chosen: on which tasks, and estimated on which."""
+    sel = results.get("selection") or {}
+    if sel.get("held_out"):
+        return f"chosen on {sel['tasks']} tasks, figures from the other {sel['held_out']}"
+    return f"chosen on the same {sel.get('tasks', 0)} tasks it is estimated on (biased high)"
+
+
 def _ci(row: dict[str, Any] | None, fmt: Any) -> str:
     if not row or row.get("mean") is None:
         return "n/a"
@@ -198,7 +209,7 @@ def render_pareto(results: dict[str, Any], confidence: float = 0.95) -> Group:
     front = _front(results)
     table = Table(
         title=f"Accuracy-cost Pareto front ({len(front)} of {results['assignments']} "
-        f"assignments; {conf}% intervals; cost = USD per episode)"
+        f"assignments; {chosen_on(results)}; {conf}% intervals; cost = USD per episode)"
     )
     for col in ("assignment", "source", "accuracy", "cost"):
         table.add_column(col, justify="left" if col == "assignment" else "right")
@@ -208,7 +219,10 @@ def render_pareto(results: dict[str, Any], confidence: float = 0.95) -> Group:
     parts: list[Any] = [Text(legend), table]
     chosen = [p for p in results["chosen"] if p.get("run")]
     if chosen:
-        cmp = Table(title=f"Predicted vs measured ({conf}% intervals; difference paired by task)")
+        cmp = Table(
+            title=f"Predicted vs measured ({conf}% intervals; difference paired by task, "
+            "over the tasks each prediction used)"
+        )
         for col in (
             "assignment",
             "acc predicted",
@@ -263,7 +277,7 @@ def markdown(results: dict[str, Any]) -> str:
         [f"`{short(p, code)}`", p["source"], _ci(p["acc"], _acc), _ci(p["cost_usd"], usd)]
         for p in _front(results)
     ]
-    out = f"## Accuracy-cost Pareto front\n\n{legend}\n\n" + _md_table(
+    out = f"## Accuracy-cost Pareto front\n\n{legend}; {chosen_on(results)}\n\n" + _md_table(
         ["assignment", "source", "accuracy", "cost (USD/episode)"], rows
     )
     measured = [
