@@ -18,7 +18,7 @@ import numpy as np
 from scipy import special  # quantiles only: scipy.stats costs ~0.6 s more per process start
 
 from attribution.game import FloatArray
-from attribution.variance import anytime_factor
+from attribution.variance import anytime_factor, skewed_bounds
 
 
 class NotEstimable(ValueError):
@@ -70,7 +70,10 @@ class Estimates:
     the degrees of freedom of the t quantile (None: normal); ``units`` is the
     number of independent units (episodes or tasks) behind the estimate, and
     ``horizon`` the planned number of units the anytime-valid sequence is
-    tuned for.
+    tuned for. ``skew`` (per slot, None: symmetric) is the skewness of the
+    per-task values the fixed-sample interval accounts for
+    (:func:`attribution.variance.skewed_bounds`): each side is then at least
+    the t interval's, wider on the side of the long tail.
     """
 
     kind: str
@@ -84,6 +87,7 @@ class Estimates:
     horizon: float = 1000.0
     episodes: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    skew: FloatArray | None = None
 
     @property
     def se(self) -> FloatArray:
@@ -100,17 +104,24 @@ class Estimates:
     def anytime_multiplier(self) -> float:
         return anytime_factor(self.units, self.horizon, 1.0 - self.confidence)
 
+    def bounds(self) -> tuple[FloatArray, FloatArray]:
+        """(ci_low, ci_high) of the fixed-sample interval (asymmetric where ``skew`` says)."""
+        return skewed_bounds(self.values, self.se, self.quantile, self.skew, self.units)
+
     def halfwidths(self, anytime: bool = False) -> FloatArray:
-        mult = self.anytime_multiplier if anytime else self.quantile
-        return mult * self.se
+        """Half the width of each interval (the anytime-valid one is symmetric)."""
+        if anytime:
+            return self.anytime_multiplier * self.se
+        low, high = self.bounds()
+        return np.asarray((high - low) / 2.0)
 
     @property
     def ci_low(self) -> FloatArray:
-        return self.values - self.halfwidths()
+        return self.bounds()[0]
 
     @property
     def ci_high(self) -> FloatArray:
-        return self.values + self.halfwidths()
+        return self.bounds()[1]
 
     def index(self, slot: str) -> int:
         try:
@@ -121,10 +132,10 @@ class Estimates:
     def __getitem__(self, slot: str) -> SlotEstimate:
         i = self.index(slot)
         se = float(self.se[i])
-        hw = self.quantile * se
+        low, high = self.bounds()
         cs = self.anytime_multiplier * se
         v = float(self.values[i])
-        return SlotEstimate(slot, v, se, v - hw, v + hw, v - cs, v + cs)
+        return SlotEstimate(slot, v, se, float(low[i]), float(high[i]), v - cs, v + cs)
 
     def __iter__(self) -> Any:
         return (self[s] for s in self.slots)

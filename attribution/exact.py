@@ -149,6 +149,7 @@ def _estimate(
         units=units,
         horizon=h,
         episodes=game.episodes,
+        skew=cov.skew,
     )
 
 

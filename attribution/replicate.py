@@ -27,9 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
+from attribution import exact
 from attribution.estimates import Estimates
 from attribution.exact import shapley_values
 from attribution.game import FloatArray, Game
+from attribution.variance import per_task_bounds
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,45 @@ def draw_game(pool: Pool, rng: np.random.Generator, n: int, what: str = "reward"
     truth of the world the replications come from (no finite-population
     correction); a task drawn twice is two tasks of the run.
     """
-    rows = rng.integers(0, pool.tasks, size=n)
+    return game_of_rows(pool, rng.integers(0, pool.tasks, size=n), what)
+
+
+def per_task_shapley(pool: Pool, what: str = "reward") -> FloatArray:
+    """tasks x slots: each pool task's own Shapley values, by the estimator's matrix.
+
+    The matrix is looked up at call time (``exact.shapley_matrix``), so a
+    wrong matrix in the estimator is a wrong matrix here too.
+    """
+    full = np.zeros((pool.tasks, 1 << len(pool.slots)))
+    full[:, pool.masks] = pool.values(what)
+    return np.asarray(full @ exact.shapley_matrix(len(pool.slots)).T)
+
+
+def draw_rows(pool: Pool, rng: np.random.Generator, n: int, reps: int) -> np.ndarray:
+    """reps x n pool rows: the tasks of ``reps`` runs of ``n`` tasks (with replacement)."""
+    return rng.integers(0, pool.tasks, size=(reps, n))
+
+
+def batch_intervals(
+    pool: Pool, n: int, reps: int, *, seed: int = 0, what: str = "reward"
+) -> tuple[FloatArray, FloatArray]:
+    """(ci_low, ci_high), each reps x slots: :func:`intervals` for all runs at once.
+
+    A run of n pool tasks is a complete block design, where the exact game's
+    paired interval is the interval over the tasks' own Shapley values
+    (:func:`attribution.variance.per_task_bounds`); one array operation
+    replaces a game per replication (tests/test_interval_coverage.py checks
+    that both give the same bounds).
+    """
+    rows = draw_rows(pool, np.random.default_rng(seed), n, reps)
+    return per_task_bounds(per_task_shapley(pool, what)[rows], unit_interval=what == "reward")
+
+
+def game_of_rows(pool: Pool, rows: np.ndarray, what: str = "reward") -> Game:
+    """The game a run of the pool tasks ``rows`` builds (a task drawn twice is two tasks)."""
     game = Game(pool.slots, unit_interval=what == "reward")
     k = len(pool.masks)
+    n = len(rows)
     game.add_many(
         np.tile(pool.masks, n),
         [str(t) for t in np.repeat(np.arange(n), k)],
@@ -144,8 +182,15 @@ def coverage_hits(
     what: str = "reward",
     estimator: Estimator | None = None,
 ) -> tuple[np.ndarray, FloatArray]:
-    """(hits, halfwidths), each reps x slots: does each replication's interval hold the truth."""
-    low, high = intervals(pool, n, reps, seed=seed, what=what, estimator=estimator)
+    """(hits, halfwidths), each reps x slots: does each replication's interval hold the truth.
+
+    Without ``estimator``, the runs' intervals are computed all at once
+    (:func:`batch_intervals`); with one, a game is built per replication.
+    """
+    if estimator is None:
+        low, high = batch_intervals(pool, n, reps, seed=seed, what=what)
+    else:
+        low, high = intervals(pool, n, reps, seed=seed, what=what, estimator=estimator)
     return (low <= truth) & (truth <= high), (high - low) / 2.0
 
 

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from attribution.estimates import Estimates
-from attribution.variance import MIN_CLUSTERS, anytime_factor
+from attribution.variance import MIN_CLUSTERS, anytime_factor, shrink_skewness
 
 RULES = ("halfwidth", "mvp", "ranking")
 
@@ -103,15 +103,35 @@ def running_estimates(
     """The estimate after each of tasks ``start``..T of a stream of per-task values (lazily).
 
     What an adaptive run sees task by task (the interval over tasks of
-    :mod:`attribution.estimators`), for replaying stopping rules on stored
-    per-task outcomes (tests/test_stop_rules.py, benchmarks/many_slots.py).
+    :mod:`attribution.estimators`, with its skewness and no-spread
+    corrections, from running sums), for replaying stopping rules on stored
+    per-task outcomes of rewards (tests/test_stop_rules.py,
+    benchmarks/many_slots.py).
     """
     t_all = phi_t.shape[0]
     csum = np.cumsum(phi_t, axis=0)
+    csq = np.cumsum(phi_t * phi_t, axis=0)
+    ccube = np.cumsum(phi_t**3, axis=0)
     couter = np.cumsum(phi_t[:, :, None] * phi_t[:, None, :], axis=0)
+    top = np.maximum.accumulate(phi_t, axis=0)
+    bottom = np.minimum.accumulate(phi_t, axis=0)
     for t in range(max(start, 2), t_all + 1):
         mean = csum[t - 1] / t
         cov = (couter[t - 1] - t * np.outer(mean, mean)) / (t - 1) / t
+        # the same corrections as attribution.variance.per_task_interval, from running sums
+        m2 = np.maximum(csq[t - 1] - t * mean**2, 0.0)
+        m3 = ccube[t - 1] - 3.0 * mean * csq[t - 1] + 2.0 * t * mean**3
+        spread = np.maximum(top[t - 1] - mean, mean - bottom[t - 1])
+        largest = float(spread.max())
+        flat = spread <= 1e-9 * largest if largest > 1e-15 else np.ones(len(mean), bool)
+        if np.any(flat):
+            d2 = largest**2 if largest > 1e-15 else 1.0
+            cov = cov + np.diag(np.where(flat, 0.5 / (t + 1.0) * d2 / t, 0.0))
+        skew = np.zeros(len(mean))
+        if t >= 3:
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+                g = t * np.sqrt(t - 1.0) / (t - 2.0) * m3 / np.maximum(m2, 1e-300) ** 1.5
+            skew = shrink_skewness(np.where(flat, 0.0, g), t, unit_interval=True)
         yield Estimates(
             kind="shapley",
             slots=slots,
@@ -123,6 +143,7 @@ def running_estimates(
             units=t,
             horizon=horizon_tasks,
             episodes=t,
+            skew=skew,
         )
 
 

@@ -2,28 +2,33 @@
 
 Each replication draws n tasks from a pool of tasks the generator made and
 the simulator played (tests/data/per_task/<env>.npz, written by
-benchmarks/per_task_outcomes.py; see attribution/replicate.py) and builds
-the game a run of n tasks would have built; its 95% intervals are checked
-against the stored truth table (python -m agentbus.truth show) for reward,
-and against the pool's own mean cost for the Shapley value of cost (the
-pool is the large-run reference; the draws are from it).
+benchmarks/per_task_outcomes.py; see attribution/replicate.py). A run of n
+pool tasks is a complete block design, where the exact game's paired
+interval is the interval over the tasks' own Shapley values, so every
+method here is computed for all replications at once from those values
+(tests/test_interval_coverage.py checks that the method runs use gives the
+bounds a game gives). The truth is the pool's own Shapley value (the exact
+truth of the world the draws come from); for reward the last column is the
+pooled coverage of the stored truth table's values.
 
-Methods compared (attribution.variance.linear_covariance):
+Methods (per slot, d_t = a task's Shapley value, T tasks):
 
-* ``paired``: what runs use (task-clustered, t at T-1 df, raised to the
-  Jeffreys floor of binary coalitions that went 0/m or m/m);
-* ``paired-nofloor``: the same without the floor;
-* ``independent``: the form runs used below 20 tasks before;
-* ``add-laplace``: the paired form with the Laplace-smoothed excess (one
-  pseudo-episode for graded rewards) added on top, as runs used from 20
-  tasks before; ``max-laplace``: raised to it instead.
+* ``used``: the t interval at T-1 df, each side widened to Hall's (1992)
+  skewness-removing transformation where that is wider (rewards: the
+  skewness shrunk by half its standard error), variance floor only where
+  no task differed (attribution.variance);
+* ``t``: the t interval alone;
+* ``hall``: Hall's interval alone (both sides moved by the skewness);
+* ``union-full``: as ``used`` without shrinking the rewards' skewness;
+* ``coalition-floor``: the t interval with each variance raised to the
+  Jeffreys Bernoulli variances of the 0/m and m/m coalitions, summed as if
+  coalitions were independent (what runs used before).
 
-    python benchmarks/interval_coverage.py --reps 2000
+    python benchmarks/interval_coverage.py --reps 2000 --cost
 
-prints coverage per environment, method, task count and slot of the
-pool's own Shapley values (the exact truth of the world the draws come
-from), the Wilson interval of the pooled coverage, the mean half-width,
-and the pooled coverage of the stored truth table's values.
+prints, per environment, method and task count: coverage per slot, pooled
+with its Wilson interval, the mean half-width, and for reward the pooled
+coverage of the stored table's values.
 """
 
 from __future__ import annotations
@@ -31,70 +36,99 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 # This file is named like packages it measures; keep its folder off the path.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import numpy as np  # noqa: E402
+from scipy import special  # noqa: E402
 
 from agentbus.sim.truth.table import load  # noqa: E402
-from attribution.estimates import Estimates  # noqa: E402
-from attribution.exact import shapley_matrix, shapley_values  # noqa: E402
-from attribution.game import Game  # noqa: E402
+from attribution.exact import shapley_matrix  # noqa: E402
 from attribution.replicate import (  # noqa: E402
-    intervals,
+    Pool,
+    draw_rows,
     load_pool,
+    per_task_shapley,
     shapley_by_permutations,
     wilson,
+)
+from attribution.variance import (  # noqa: E402
+    per_task_bounds,
+    skewed_bounds,
+    task_skewness,
 )
 
 POOLS = _HERE.parent / "tests" / "data" / "per_task"
 
-
-def nofloor(game: Game) -> Estimates:
-    game.unit_interval = False  # the floor is off for games outside [0, 1]
-    return shapley_values(game)
-
-
-def floor_variance(game: Game, coef: np.ndarray, jeffreys: bool) -> np.ndarray:
-    """sum_S c_S^2 (smoothed Bernoulli - plug-in variance) / m_S per slot."""
-    m = game.counts.astype(np.float64)
-    a, b = (0.5, 1.0) if jeffreys else (1.0, 2.0)
-    p = (game.sums + a) / (m + b)
-    excess = np.maximum(p * (1 - p) - game.ml_variances(), 0.0)
-    if np.any(game._nonbinary > 0):  # graded: one pseudo-episode (as Game.shrunk_variances)
-        excess = np.where(game._nonbinary > 0, p * (1 - p) / m, excess)
-    return np.asarray((coef**2 * (excess / m)).sum(axis=1))
+Bounds = tuple[np.ndarray, np.ndarray]
+#: (pool, rows reps x T, what) -> (low, high), each reps x slots
+Method = Callable[[Pool, np.ndarray, str], Bounds]
 
 
-def candidate(scale: float, combine: str, jeffreys: bool) -> Callable[[Game], Estimates]:
-    def estimate(game: Game) -> Estimates:
-        base = nofloor(game)
-        floor = scale * floor_variance(game, shapley_matrix(game.n), jeffreys)
-        cov = base.cov.copy()
-        diag = np.diag(cov)
-        new = diag + floor if combine == "add" else np.maximum(diag, floor)
-        cov[np.diag_indices_from(cov)] = new
-        return replace(base, cov=cov)
-
-    return estimate
+def _parts(pool: Pool, rows: np.ndarray, what: str) -> tuple[np.ndarray, int, float]:
+    x = per_task_shapley(pool, what)[rows]
+    t = rows.shape[1]
+    return x, t, float(special.stdtrit(t - 1, 0.975))
 
 
-METHODS: dict[str, Callable[[Game], Estimates]] = {
-    "paired": lambda g: shapley_values(g),
-    "paired-nofloor": nofloor,
-    "independent": lambda g: shapley_values(g, method="independent"),
-    "add-laplace": candidate(1.0, "add", False),
-    "max-laplace": candidate(1.0, "max", False),
+def used(pool: Pool, rows: np.ndarray, what: str) -> Bounds:
+    return per_task_bounds(per_task_shapley(pool, what)[rows], unit_interval=what == "reward")
+
+
+def plain_t(pool: Pool, rows: np.ndarray, what: str) -> Bounds:
+    x, t, q = _parts(pool, rows, what)
+    se = x.std(axis=1, ddof=1) / np.sqrt(t)
+    return skewed_bounds(x.mean(axis=1), se, q, None, t)
+
+
+def hall_alone(pool: Pool, rows: np.ndarray, what: str) -> Bounds:
+    x, t, q = _parts(pool, rows, what)
+    mean, se = x.mean(axis=1), x.std(axis=1, ddof=1) / np.sqrt(t)
+    a = task_skewness(x, unit_interval=False) / (3.0 * np.sqrt(t))
+    flat = np.abs(a) < 1e-9
+    safe = np.where(flat, 1.0, a)
+
+    def inverse(y: float) -> np.ndarray:
+        return np.where(flat, y - a / 2, (np.cbrt(1 + 3 * safe * (y - a / 2)) - 1) / safe)
+
+    return mean - se * inverse(q), mean - se * inverse(-q)
+
+
+def union_full(pool: Pool, rows: np.ndarray, what: str) -> Bounds:
+    return per_task_bounds(per_task_shapley(pool, what)[rows], unit_interval=False)
+
+
+def coalition_floor(pool: Pool, rows: np.ndarray, what: str) -> Bounds:
+    """The former method: variances raised to independent Jeffreys Bernoulli ones."""
+    x, t, q = _parts(pool, rows, what)
+    var = x.var(axis=1, ddof=1) / t
+    if what == "reward":
+        full = np.zeros((pool.tasks, 1 << len(pool.slots)))
+        full[:, pool.masks] = pool.rewards
+        r = full[rows]  # reps x T x 2^n
+        p = (r.sum(axis=1) + 0.5) / (t + 1.0)
+        excess = np.maximum(p * (1 - p) - r.var(axis=1), 0.0)
+        graded = ((r != 0) & (r != 1)).any(axis=1)
+        excess = np.where(graded, 0.0, excess) / t
+        c = shapley_matrix(len(pool.slots))
+        var = np.maximum(var, excess @ (c * c).T)
+    return skewed_bounds(x.mean(axis=1), np.sqrt(var), q, None, t)
+
+
+METHODS: dict[str, Method] = {
+    "used": used,
+    "t": plain_t,
+    "hall": hall_alone,
+    "union-full": union_full,
+    "coalition-floor": coalition_floor,
 }
 
 
 def show(
-    label: str, n: int, low: np.ndarray, high: np.ndarray, truth: np.ndarray, table: Any
+    label: str, n: int, low: np.ndarray, high: np.ndarray, truth: np.ndarray, table: object
 ) -> None:
     """One row: per-slot coverage of ``truth`` (the pool's), pooled with its Wilson interval."""
     hits = (low <= truth) & (truth <= high)
@@ -102,10 +136,10 @@ def show(
     lo, hi = wilson(int(hits.sum()), hits.size)
     width = float(((high - low) / 2).mean())
     against = ""
-    if table is not None:
+    if isinstance(table, np.ndarray):
         against = f"  {((low <= table) & (table <= high)).mean():.3f}"
     print(
-        f"{label:15s} {n:5d}  {per_slot}  {hits.mean():6.3f}  [{lo:.3f}, {hi:.3f}]  "
+        f"{label:16s} {n:5d}  {per_slot}  {hits.mean():6.3f}  [{lo:.3f}, {hi:.3f}]  "
         f"{width:.4g}{against}"
     )
 
@@ -115,7 +149,7 @@ def main() -> int:
     parser.add_argument("--envs", nargs="+", default=sorted(p.stem for p in POOLS.glob("*.npz")))
     parser.add_argument("--tasks", nargs="+", type=int, default=[5, 10, 15, 30])
     parser.add_argument("--reps", type=int, default=2000)
-    parser.add_argument("--methods", nargs="+", default=list(METHODS))
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--cost", action="store_true", help="also the Shapley value of cost")
     args = parser.parse_args()
     for env in args.envs:
@@ -123,25 +157,25 @@ def main() -> int:
         table = load(env, "sim:weak", "sim:strong")
         values = {k: float(v.mean) for k, v in table.values.items()}
         truth = shapley_by_permutations(values, pool.slots)
-        own = shapley_by_permutations(pool.mean_game(), pool.slots)
-        print(
-            f"\n{env}: pool of {pool.tasks} tasks; true phi {np.round(truth, 3).tolist()}, "
-            f"pool's phi {np.round(own, 3).tolist()}"
-        )
         header = "  ".join(f"{s:>10s}" for s in pool.slots)
-        print(
-            f"{'method':15s} {'tasks':>5s}  {header}  {'all':>6s}  [95% Wilson]    "
-            "mean hw  all vs table"
-        )
-        for method in args.methods:
-            for n in args.tasks:
-                low, high = intervals(pool, n, args.reps, seed=1000 + n, estimator=METHODS[method])
-                show(method, n, low, high, own, truth)
-        if args.cost:
-            cost_truth = shapley_by_permutations(pool.mean_game("cost"), pool.slots)
-            for n in args.tasks:
-                low, high = intervals(pool, n, args.reps, seed=2000 + n, what="cost")
-                show("cost (paired)", n, low, high, cost_truth, None)
+        for what in ("reward", "cost") if args.cost else ("reward",):
+            own = shapley_by_permutations(pool.mean_game(what), pool.slots)
+            print(
+                f"\n{env} {what}: pool of {pool.tasks} tasks; pool's phi "
+                f"{np.round(own, 4).tolist()}"
+                + (f", table's {np.round(truth, 3).tolist()}" if what == "reward" else "")
+            )
+            tail = "  all vs table" if what == "reward" else ""
+            print(
+                f"{'method':16s} {'tasks':>5s}  {header}  {'all':>6s}  [95% Wilson]"
+                f"    mean hw{tail}"
+            )
+            for method in args.methods:
+                for n in args.tasks:
+                    seed = (1000 if what == "reward" else 2000) + n  # the test's draws
+                    rows = draw_rows(pool, np.random.default_rng(seed), n, args.reps)
+                    low, high = METHODS[method](pool, rows, what)
+                    show(method, n, low, high, own, truth if what == "reward" else None)
     return 0
 
 

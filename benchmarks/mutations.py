@@ -37,12 +37,12 @@ TESTS = [
 ]
 
 _SCALE = """
+import dataclasses
 import attribution.exact as ex, attribution.variance as va
-from attribution.variance import Covariance
 _orig = va.linear_covariance
 def _scaled(game, coef, method="auto"):
     c = _orig(game, coef, method)
-    return Covariance(c.cov * {f2}, c.method, c.df, c.units)
+    return dataclasses.replace(c, cov=c.cov * {f2})
 va.linear_covariance = ex.linear_covariance = _scaled
 """
 

@@ -94,10 +94,8 @@ def _tools_pool() -> tuple[tuple[str, ...], np.ndarray]:
 def test_halfwidth_stop_covers() -> None:
     """Chow-Robbins (today's rule) on the tools pool: 4 slots, target +/-0.08.
 
-    On the MIRROR pool the same rule misses more (see the next test), and so
-    does a fixed 20-task run without any stopping: the answer critic's
-    per-task values are heavily skewed, and that is the ordinary t
-    interval's calibration, not the stop's (docs/statistics.md).
+    On the MIRROR pool the answer critic's per-task values are heavily
+    skewed; the last test checks the rule there (docs/statistics.md).
     """
     slots, phi_pool = _tools_pool()
     truth = phi_pool.mean(axis=0)
@@ -140,11 +138,14 @@ def test_peeking_with_the_ordinary_test_fails() -> None:
     assert naive_wrong / RUNS > 0.05 + real_wrong / RUNS
 
 
-def test_halfwidth_stop_on_mirror_costs_little_beside_a_fixed_run() -> None:
-    """On MIRROR the ordinary interval itself under-covers at 20-90 tasks (skewed values).
+def test_halfwidth_stop_on_mirror_keeps_its_5_percent() -> None:
+    """MIRROR's answer critic has heavily skewed per-task values (a rescue now and then).
 
-    The stop adds little to that: its miss rate stays within 0.02 of a fixed
-    20-task run's on the same draws (both printed; docs/statistics.md).
+    The plain t interval missed 0.073 of its intervals at the stop and 0.085
+    at a fixed 20 tasks on these draws; the interval runs use now (widened
+    on the skewed side, attribution.variance.skewed_bounds) must keep the
+    stop at 5%. 1,500 slot-runs (correlated within a run) leave about 0.006
+    of Monte Carlo spread, hence the bar 0.056.
     """
     runs, truth = _runs(5)
     names = _pool()[0]
@@ -159,4 +160,5 @@ def test_halfwidth_stop_on_mirror_costs_little_beside_a_fixed_run() -> None:
     print(
         f"halfwidth 0.08 (mirror): miss rate at the stop {at_stop:.3f}, fixed 20 tasks {at_20:.3f}"
     )
-    assert at_stop <= at_20 + 0.02
+    assert at_stop <= 0.056
+    assert at_stop <= at_20 + 0.02  # the stop itself costs little

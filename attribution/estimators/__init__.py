@@ -27,6 +27,7 @@ from attribution.estimators import designs, pertask
 from attribution.estimators.designs import FloatArray, IntArray
 from attribution.exact import shapley_values
 from attribution.game import Game
+from attribution.variance import per_task_interval
 
 #: every estimator, in the order tables list them
 ESTIMATORS = ("exact", "loo", "permutation", "stratified", "msr", "leverage")
@@ -144,14 +145,21 @@ class Estimator:
         confidence: float = 0.95,
         episodes: int = 0,
         horizon: float | None = None,
+        unit_interval: bool = True,
     ) -> Estimates:
-        """The estimate and its interval over tasks from per-task values."""
+        """The estimate and its interval over tasks from per-task values.
+
+        The interval is :func:`attribution.variance.per_task_interval`'s, the
+        exact game's paired form with its small-sample corrections
+        (skewness, no spread); ``unit_interval`` is False for values that are
+        not rewards in [0, 1] (cost).
+        """
         t = len(phi_t)
         if t < 2:
             raise NotEstimable(
                 f"not estimable yet: the interval is over tasks and {t} task(s) are complete"
             )
-        values, cov = pertask.interval_parts(phi_t)
+        values, cov, skew = per_task_interval(phi_t, unit_interval=unit_interval)
         return Estimates(
             kind=self.kind,
             slots=slots,
@@ -163,6 +171,7 @@ class Estimator:
             units=t,
             horizon=(horizon if horizon is not None else 1000.0) / self.episodes_per_task(),
             episodes=episodes,
+            skew=skew,
         )
 
     # -- from a game of episode records ------------------------------------
@@ -239,7 +248,12 @@ class Estimator:
             return shapley_values(game, confidence=confidence, horizon=horizon)
         phi_t = self.per_task_values(game)
         return self.from_per_task(
-            phi_t, game.slots, confidence=confidence, episodes=game.episodes, horizon=horizon
+            phi_t,
+            game.slots,
+            confidence=confidence,
+            episodes=game.episodes,
+            horizon=horizon,
+            unit_interval=game.unit_interval,
         )
 
 

@@ -53,14 +53,6 @@ from attribution.exact import shapley_matrix
 RIDGE = 1.0
 
 
-def interval_parts(phi_t: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """(mean, covariance of the mean) of per-task values (tasks x slots)."""
-    t = len(phi_t)
-    values = phi_t.mean(axis=0)
-    cov = np.atleast_2d(np.cov(phi_t, rowvar=False, ddof=1)) / t
-    return np.asarray(values), np.asarray(cov)
-
-
 def exact_per_task(rewards: FloatArray, n: int) -> FloatArray:
     """phi_t from every coalition of every task (tasks x 2^n, masks in order)."""
     return np.asarray(rewards @ shapley_matrix(n).T)
