@@ -33,8 +33,8 @@ accurate point; every point so chosen is then estimated on the other two
 thirds (the *held-out* tasks), which had no part in choosing it, so its
 figure and per-point interval are those of a point fixed in advance. Points
 not chosen keep their figures over all tasks. A third for choosing and two
-for estimating was picked by measurement on the simulator (see
-docs/design-notes.md): half and half gave the same bias with intervals
+for estimating was picked by measurement (replications of 30-task runs from
+the tools and math pools): half and half gave the same bias with intervals
 about 15% wider. Below :data:`MIN_SPLIT` tasks there is nothing to split;
 the front is then chosen on the tasks that estimate it, and says so.
 
@@ -43,8 +43,9 @@ tasks it is estimated on, never narrower than Wilson's for a rate measured
 on as many tasks (no point-intervals at 0/n or n/n); the logit combination
 smooths each column's rate (Jeffreys: (k + 1/2) / (n + 1)) instead of
 clipping it. Measured accuracies (at most one test model) get Wilson
-intervals over tasks (:mod:`attribution.rates`). Costs add without a logit,
-and get the same split.
+intervals over tasks (:mod:`attribution.rates`, with the lower bound
+:func:`wilson_row` says), and the selected ones are estimated on the held-out
+tasks like the predictions. Costs add without a logit, and get the same split.
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def replicate(
 ) -> dict[str, list[float]]:
     """Bias, coverage and width over the checked points of ``reps`` replications."""
     truth = pool.mean_game()
-    out: dict[str, list[float]] = {"bias": [], "cover": [], "width": [], "best": []}
+    out: dict[str, list[float]] = {"bias": [], "cover": [], "width": [], "best": [], "pred": []}
     for _ in range(reps):
         rows = rng.integers(0, pool.tasks, size=TASKS)
         points = predict(records(pool, rows), pool.slots, WEAK, [STRONG, ACTION], split=split)
@@ -99,6 +99,7 @@ def replicate(
             out["bias"].append(p.acc["mean"] - v)
             out["cover"].append(float(p.acc["ci_low"] <= v <= p.acc["ci_high"]))
             out["width"].append(p.acc["ci_high"] - p.acc["ci_low"])
+            out["pred"].append(float(not p.measured))
         out["best"].append(out["bias"][-1])
         for p in points:  # never a zero-width accuracy interval
             assert p.acc["ci_high"] > p.acc["ci_low"], p.acc
@@ -106,10 +107,12 @@ def replicate(
 
 
 def summary(name: str, m: dict[str, list[float]]) -> str:
+    width, pred = np.asarray(m["width"]), np.asarray(m["pred"], dtype=bool)
     return (
         f"{name}: {len(m['bias'])} points, bias {np.mean(m['bias']):+.3f} "
         f"(most accurate {np.mean(m['best']):+.3f}), coverage {np.mean(m['cover']):.3f}, "
-        f"mean width {np.mean(m['width']):.3f}"
+        f"mean width {width.mean():.3f} (predicted {width[pred].mean():.3f}, "
+        f"measured {width[~pred].mean():.3f})"
     )
 
 
