@@ -60,7 +60,12 @@ def plot_front(results: Mapping[str, Any], out_dir: Path) -> list[Path]:
         [p["acc"]["mean"] for p in front],
         "-",
         color="tab:orange",
-        label="Pareto front",
+        label="Pareto front"
+        + (
+            " (figures from held-out tasks)"
+            if any(p.get("estimated_on") == "held-out" for p in front)
+            else ""
+        ),
     )
     for p in front:
         x, xerr = _err(p["cost_usd"])
