@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,7 @@ def start_provider(
     workdir: Path, scale: float, tasks: int, rpm: float, tpm: float
 ) -> tuple[subprocess.Popen[str], str]:
     """The simulated provider in its own process; returns it and its base URL."""
+    workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "provider.toml"
     config.write_text(
         f"speed = {scale}\n[limits]\npreset = 'openai-tier1'\nrpm = {rpm}\ntpm = {tpm}\n"
@@ -148,9 +150,10 @@ def goodput(metrics: dict[str, Any], elapsed_s: float, scale: float) -> tuple[fl
 
 
 def run_arm(
-    arm: Arm, scale: float, tasks: int, workdir: Path, rpm: float, tpm: float
+    arm: Arm, scale: float, tasks: int, provider: tuple[subprocess.Popen[str], str], workdir: Path
 ) -> dict[str, Any]:
-    proc, url = start_provider(workdir, scale, tasks, rpm, tpm)
+    """One arm against its own fresh provider (started beforehand, unused until now)."""
+    proc, url = provider
     try:
         config = run_config(arm, url, scale, tasks, workdir / arm.name)
         started = time.monotonic()
@@ -196,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     scale, tasks, rpm, tpm = (args.scale, args.tasks, args.rpm, args.tpm)
     if args.smoke:
-        scale, tasks, rpm, tpm = 30.0, 2, 100.0, 40_000.0
+        scale, tasks, rpm, tpm = 60.0, 2, 100.0, 40_000.0
     os.environ.setdefault("OPENAI_API_KEY", "sim-key")
     configure("warning")
     print(
@@ -206,21 +209,38 @@ def main(argv: list[str] | None = None) -> int:
     print(f"run: math, {tasks} tasks x 16 coalitions, openai:...#weak vs openai:...#strong")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for arm in ARMS:
-            row = run_arm(arm, scale, tasks, Path(tmp), rpm, tpm)
-            rows.append(row)
-            print(
-                f"{row['arm']:>10}  goodput {row['goodput']:.3f} of the limit ({row['binding']})"
-                f" | 429s per 1,000 requests {row['per_1000_429']:6.1f}"
-                f" | timed-out episodes {row['timed_out']}"
-                f" | {row['requests']} requests, {row['episodes']} episodes"
-                f" ({row['failed_calls']} failed on the infrastructure),"
-                f" {row['wall_s']:.1f} s wall ({row['provider_minutes']:.1f} provider min)"
-                f"  [{row['what']}]",
-                flush=True,
-            )
-            if row["stopped"]:
-                print(f"{'':>12}stopped early: {row['stopped']}")
+        # the three providers start together (each a process start-up of about a second);
+        # a provider left idle only keeps its full bucket, as a fresh one has
+        with ThreadPoolExecutor(len(ARMS)) as pool:
+            starts = [
+                pool.submit(
+                    start_provider, Path(tmp) / f"provider-{arm.name}", scale, tasks, rpm, tpm
+                )
+                for arm in ARMS
+            ]
+        providers = [start.result() for start in starts]
+        try:
+            for arm, provider in zip(ARMS, providers, strict=True):
+                row = run_arm(arm, scale, tasks, provider, Path(tmp))
+                rows.append(row)
+                print(
+                    f"{row['arm']:>10}  goodput {row['goodput']:.3f} of the limit"
+                    f" ({row['binding']})"
+                    f" | 429s per 1,000 requests {row['per_1000_429']:6.1f}"
+                    f" | timed-out episodes {row['timed_out']}"
+                    f" | {row['requests']} requests, {row['episodes']} episodes"
+                    f" ({row['failed_calls']} failed on the infrastructure),"
+                    f" {row['wall_s']:.1f} s wall ({row['provider_minutes']:.1f} provider min)"
+                    f"  [{row['what']}]",
+                    flush=True,
+                )
+                if row["stopped"]:
+                    print(f"{'':>12}stopped early: {row['stopped']}")
+        finally:
+            for proc, _ in providers:  # those of arms an error kept from running
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
     default = rows[-1]
     print(
         f"agentbus default: goodput {default['goodput']:.3f} of the limit (target >= 0.95),"

@@ -266,6 +266,7 @@ async def run_agentbus(
     concurrency: int = 1000,
     backend: str = "capture",
     llm: dict[str, Any] | None = None,
+    plots: bool = True,
 ) -> AgentbusRun:
     """The full 16-coalition math evaluation (weak default, strong test) via ``evaluate``."""
     from rich.console import Console
@@ -282,6 +283,7 @@ async def run_agentbus(
         "concurrency": concurrency,
         "progress": "off",
         "run_dir": str(run_dir),
+        "plots": plots,
     }
     if llm:
         data["llm"] = llm

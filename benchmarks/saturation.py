@@ -134,7 +134,7 @@ def figures(records: list[Sent]) -> tuple[float, float, float, float, str]:
     return rps, tok, steady, flight, line
 
 
-async def main(tasks: int, speed: float) -> None:
+async def main(tasks: int, speed: float, plots: bool = True) -> None:
     quiet_logs()
     install_capture()
     spec = ServerSpec(tasks=tasks, speed=speed)
@@ -143,7 +143,7 @@ async def main(tasks: int, speed: float) -> None:
             print(server.describe())
             capacity = server.capacity
             print(f"agentbus: full 16-coalition math evaluation, {tasks} tasks, concurrency 1000")
-            run = await run_agentbus(server.url, tasks, Path(tmp) / "run")
+            run = await run_agentbus(server.url, tasks, Path(tmp) / "run", plots=plots)
         sent = list(CaptureBackend.log)
         llm = run.report.results["llm"]["total"]
         print(
@@ -170,5 +170,10 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=16)
     ap.add_argument("--speed", type=float, default=1.0, help="server time scale (1 = realistic)")
+    ap.add_argument(
+        "--no-plots",
+        action="store_true",
+        help="skip the runs' plots (their directory is deleted anyway; seconds of the smoke test)",
+    )
     args = ap.parse_args()
-    anyio.run(main, args.tasks, args.speed)
+    anyio.run(main, args.tasks, args.speed, not args.no_plots)

@@ -49,7 +49,11 @@ TEST = "sim:strong"
 
 
 async def sweep(
-    tasks: int, run_dir: Path, sampling: dict[str, Any], coupled: bool = False
+    tasks: int,
+    run_dir: Path,
+    sampling: dict[str, Any],
+    coupled: bool = False,
+    plots: bool = True,
 ) -> tuple[RunReport, float]:
     config = build_config(
         {
@@ -61,6 +65,7 @@ async def sweep(
             "run_dir": str(run_dir),
             "sim": {"speed": 0, "coupled": coupled},
             "llm": {"sampling": sampling},
+            "plots": plots,
         }
     )
     t0 = time.perf_counter()
@@ -81,7 +86,7 @@ def calls_line(name: str, report: RunReport, seconds: float) -> tuple[float, str
     )
 
 
-async def main(tasks: int, seed: int) -> None:
+async def main(tasks: int, seed: int, plots: bool = True) -> None:
     import logging
 
     import structlog
@@ -90,17 +95,19 @@ async def main(tasks: int, seed: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         print(f"full 16-coalition math sweep, {tasks} tasks, sim weak vs sim strong")
-        t0_report, t0_s = await sweep(tasks, root / "t0", {"temperature": 0.0})
+        t0_report, t0_s = await sweep(tasks, root / "t0", {"temperature": 0.0}, plots=plots)
         t0_ratio, line = calls_line("temperature 0", t0_report, t0_s)
         print(line)
-        shared, sh_s = await sweep(tasks, root / "shared", {"temperature": 0.7, "seed": seed})
+        shared, sh_s = await sweep(
+            tasks, root / "shared", {"temperature": 0.7, "seed": seed}, plots=plots
+        )
         _, line = calls_line(f"T=0.7 seed {seed} (shared)", shared, sh_s)
         print(line)
-        indep, in_s = await sweep(tasks, root / "indep", {"temperature": 0.7})
+        indep, in_s = await sweep(tasks, root / "indep", {"temperature": 0.7}, plots=plots)
         _, line = calls_line("T=0.7 no seed (independent)", indep, in_s)
         print(line)
         coupled, co_s = await sweep(
-            tasks, root / "coupled", {"temperature": 0.7, "seed": seed}, coupled=True
+            tasks, root / "coupled", {"temperature": 0.7, "seed": seed}, coupled=True, plots=plots
         )
         _, line = calls_line(f"T=0.7 seed {seed}, sim coupled (shared + CRN)", coupled, co_s)
         print(line)
@@ -127,5 +134,10 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1234, help="sampling seed of the shared sweep")
+    ap.add_argument(
+        "--no-plots",
+        action="store_true",
+        help="skip the runs' plots (their directory is deleted anyway; seconds of the smoke test)",
+    )
     args = ap.parse_args()
-    anyio.run(main, args.tasks, args.seed)
+    anyio.run(main, args.tasks, args.seed, not args.no_plots)

@@ -36,7 +36,9 @@ once, and every (model, coalition, task) outcome must equal the soak's
 (temperature 0: outcomes do not depend on timing or faults).
 
 Run: ``python benchmarks/soak.py [--minutes 30] [--speed 10]``; ``--quick``
-for a tiny smoke run. The last line prints the verdicts.
+for a tiny smoke run (2 tasks, speed 100, the same fault rates with a 1 s read
+timeout and 2 s stalls, so a stall costs the smoke less wall time). The last
+line prints the verdicts.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ FAULTS = {
     "seed": 11,
 }
 READ_TIMEOUT_S = 4.0  # a stall outlasts it: the client times out and retries
+#: --quick: a shorter timeout (and stall), so each stall costs the smoke less wall time
+QUICK_READ_TIMEOUT_S = 1.0
 HEARTBEAT_S = 0.05
 
 
@@ -93,7 +97,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def sim_server(tasks: int, speed: float, workdir: Path) -> Iterator[str]:
+def sim_server(
+    tasks: int, speed: float, workdir: Path, read_timeout: float = READ_TIMEOUT_S
+) -> Iterator[str]:
     """The simulator with faults in a child process; yields its base URL."""
     port = free_port()
     config = workdir / "sim.toml"
@@ -101,7 +107,7 @@ def sim_server(tasks: int, speed: float, workdir: Path) -> Iterator[str]:
     lines += [f"{k} = {v}" for k, v in FAULTS.items()]
     lines += [
         f"retry_after_s = {max(0.05, 1.0 / max(speed, 1.0))}",
-        f"stall_s = {READ_TIMEOUT_S * 2}",
+        f"stall_s = {read_timeout * 2}",
     ]
     config.write_text("\n".join(lines) + "\n")
     cmd = [
@@ -151,7 +157,9 @@ def server_metrics(url: str) -> dict[str, Any]:
     return data
 
 
-def run_config(url: str, tasks: int, run_dir: Path) -> dict[str, Any]:
+def run_config(
+    url: str, tasks: int, run_dir: Path, read_timeout: float = READ_TIMEOUT_S
+) -> dict[str, Any]:
     """The evaluation: math, weak default, two test models, all on the faulty server."""
     return {
         "env": "math",
@@ -166,7 +174,7 @@ def run_config(url: str, tasks: int, run_dir: Path) -> dict[str, Any]:
         "llm": {
             "limits": {
                 "max_concurrency": 128,
-                "read_timeout": READ_TIMEOUT_S,
+                "read_timeout": read_timeout,
                 "backoff_base": 0.05,
                 "backoff_max": 1.0,
                 "max_retries": 8,
@@ -331,10 +339,10 @@ def ended_lines(run_dir: Path) -> int:
     return path.read_bytes().count(f'"type":"{EPISODE_ENDED}"'.encode()) if path.exists() else 0
 
 
-def kill_and_resume(url: str, tasks: int, workdir: Path) -> dict[str, Any]:
+def kill_and_resume(url: str, tasks: int, workdir: Path, read_timeout: float) -> dict[str, Any]:
     """Run, SIGKILL once a third of the episodes ended, resume with the CLI."""
     run_dir = workdir / "killed"
-    proc = spawn_child(run_config(url, tasks, run_dir), workdir, "killed")
+    proc = spawn_child(run_config(url, tasks, run_dir, read_timeout), workdir, "killed")
     target = expected_cells(tasks) // 3
     deadline = time.monotonic() + 900
     while ended_lines(run_dir) < target:
@@ -377,10 +385,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     per_task = len(TEST_MODELS) * 2**SLOTS
     if args.quick:
-        args.minutes, args.speed = 1.0, 20.0
+        args.minutes, args.speed = 1.0, 100.0
         args.tasks, args.kill_tasks = args.tasks or 2, args.kill_tasks or 2
     tasks = args.tasks or max(2, math.ceil(args.minutes * EPISODES_PER_SERVING_MINUTE / per_task))
     kill_tasks = min(tasks, args.kill_tasks or max(3, tasks // 10))
+    read_timeout = QUICK_READ_TIMEOUT_S if args.quick else READ_TIMEOUT_S
     print(
         f"soak: math, default weak, test {', '.join(TEST_MODELS)}; {tasks} tasks = "
         f"{tasks * per_task} episodes; server speed {args.speed:g}; faults: "
@@ -389,14 +398,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     workdir = Path(tempfile.mkdtemp(prefix="agentbus-soak-"))
     try:
-        with sim_server(tasks, args.speed, workdir) as url:
-            proc = spawn_child(run_config(url, tasks, workdir / "soak"), workdir, "soak")
+        with sim_server(tasks, args.speed, workdir, read_timeout) as url:
+            config = run_config(url, tasks, workdir / "soak", read_timeout)
+            proc = spawn_child(config, workdir, "soak")
             if proc.wait() != 0:
                 raise SystemExit(f"the soak run failed with exit status {proc.returncode}")
             m = orjson.loads((workdir / "soak-metrics.json").read_bytes())
             soak = check_log(workdir / "soak", url, tasks)
             server = server_metrics(url)
-            killed = kill_and_resume(url, kill_tasks, workdir)
+            killed = kill_and_resume(url, kill_tasks, workdir, read_timeout)
         reference = cell_outcomes(soak["book"])
         again = cell_outcomes(killed["book"])
         mismatched = sum(1 for k, v in again.items() if reference.get(k) != v)

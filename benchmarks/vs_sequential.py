@@ -216,6 +216,7 @@ async def main(args: argparse.Namespace) -> None:
                 seed=args.seed,
                 backend="vllm",
                 llm={"limits": {"max_concurrency": args.endpoint_limit}},
+                plots=not args.no_plots,
             )
         ours = episode_outcomes(Path(tmp) / "run")
         llm = run.report.results["llm"]["total"]
@@ -268,6 +269,11 @@ if __name__ == "__main__":
     )
     ap.add_argument(
         "--coalitions", type=int, default=16, help="sequential processes (16 = all; fewer: smoke)"
+    )
+    ap.add_argument(
+        "--no-plots",
+        action="store_true",
+        help="skip the runs' plots (their directory is deleted anyway; seconds of the smoke test)",
     )
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--url", default=None, help=argparse.SUPPRESS)
