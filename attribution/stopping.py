@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from attribution.estimates import Estimates
-from attribution.variance import MIN_CLUSTERS, anytime_factor, shrink_skewness
+from attribution.variance import MIN_CLUSTERS, SKEW_SHRINK_REWARD, anytime_factor
 
 RULES = ("halfwidth", "mvp", "ranking")
 
@@ -110,40 +110,42 @@ def running_estimates(
     """
     t_all = phi_t.shape[0]
     csum = np.cumsum(phi_t, axis=0)
-    csq = np.cumsum(phi_t * phi_t, axis=0)
-    ccube = np.cumsum(phi_t**3, axis=0)
     couter = np.cumsum(phi_t[:, :, None] * phi_t[:, None, :], axis=0)
-    top = np.maximum.accumulate(phi_t, axis=0)
-    bottom = np.minimum.accumulate(phi_t, axis=0)
-    for t in range(max(start, 2), t_all + 1):
-        mean = csum[t - 1] / t
-        cov = (couter[t - 1] - t * np.outer(mean, mean)) / (t - 1) / t
-        # the same corrections as attribution.variance.per_task_interval, from running sums
-        m2 = np.maximum(csq[t - 1] - t * mean**2, 0.0)
-        m3 = ccube[t - 1] - 3.0 * mean * csq[t - 1] + 2.0 * t * mean**3
-        spread = np.maximum(top[t - 1] - mean, mean - bottom[t - 1])
-        largest = float(spread.max())
-        flat = spread <= 1e-9 * largest if largest > 1e-15 else np.ones(len(mean), bool)
-        if np.any(flat):
-            d2 = largest**2 if largest > 1e-15 else 1.0
-            cov = cov + np.diag(np.where(flat, 0.5 / (t + 1.0) * d2 / t, 0.0))
-        skew = np.zeros(len(mean))
-        if t >= 3:
-            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-                g = t * np.sqrt(t - 1.0) / (t - 2.0) * m3 / np.maximum(m2, 1e-300) ** 1.5
-            skew = shrink_skewness(np.where(flat, 0.0, g), t, unit_interval=True)
+    # the corrections of attribution.variance.per_task_interval, for every t at once
+    t = np.arange(1, t_all + 1, dtype=np.float64)[:, None]
+    mean = csum / t
+    m2 = np.maximum(np.cumsum(phi_t**2, axis=0) - t * mean**2, 0.0)
+    m3 = np.cumsum(phi_t**3, axis=0) - 3.0 * mean * np.cumsum(phi_t**2, axis=0) + 2.0 * t * mean**3
+    spread = np.maximum(
+        np.maximum.accumulate(phi_t, axis=0) - mean, mean - np.minimum.accumulate(phi_t, axis=0)
+    )
+    largest = spread.max(axis=1, keepdims=True)
+    some = largest > 1e-15
+    flat = (spread <= 1e-9 * np.where(some, largest, 1.0)) | ~some
+    floor = np.where(flat, 0.5 / (t + 1.0) * np.where(some, largest, 1.0) ** 2 / t, 0.0)
+    tt = np.maximum(t, 3.0)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        g = tt * np.sqrt(tt - 1.0) / (tt - 2.0) * m3 / np.maximum(m2, 1e-300) ** 1.5
+    g = np.where(flat | (t < 3), 0.0, g)
+    skew = np.sign(g) * np.maximum(np.abs(g) - SKEW_SHRINK_REWARD * np.sqrt(6.0 / t), 0.0)
+    k = phi_t.shape[1]
+    tv = t[:, :, None]
+    cov_all = (couter - tv * mean[:, :, None] * mean[:, None, :]) / np.maximum(tv - 1.0, 1.0) / tv
+    cov_all[:, np.arange(k), np.arange(k)] += floor
+    for n in range(max(start, 2), t_all + 1):
+        i = n - 1
         yield Estimates(
             kind="shapley",
             slots=slots,
-            values=mean,
-            cov=cov,
+            values=mean[i],
+            cov=cov_all[i],
             method="replay",
             confidence=confidence,
-            df=float(t - 1),
-            units=t,
+            df=float(n - 1),
+            units=n,
             horizon=horizon_tasks,
-            episodes=t,
-            skew=skew,
+            episodes=n,
+            skew=skew[i],
         )
 
 
