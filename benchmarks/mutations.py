@@ -17,7 +17,7 @@ Each mutation must make at least one of the tests fail (a mutated run
 stops at the first failure, ``-x``); the script prints the test that failed
 and exits 1 if a mutation went uncaught or the unmutated run failed.
 
-    python benchmarks/mutations.py            # about 3-5 minutes on two cores
+    python benchmarks/mutations.py            # about 2 minutes on two cores (1 min 41 s)
 """
 
 from __future__ import annotations
