@@ -48,6 +48,7 @@ def test_2000_episodes_rate_limited_none_timed_out(tmp_path: Path) -> None:
             "--progress",
             "off",
             "--no-preflight",
+            "--no-plots",  # seconds of CPU that say nothing about the limit
             "--run-dir",
             str(run_dir),
         ],
