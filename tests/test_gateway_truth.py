@@ -14,11 +14,12 @@ about 20 s). From its per-task outcomes:
 * **coverage** (replaying per-task outcomes, as tests/test_interval_coverage.py
   does for the built-in environments): 2,000 runs of 20 tasks drawn from the
   pool, each with the run's own interval estimator; the intervals hold the
-  pool's phi in 93-97% of (replication, slot) pairs. With 6,000 checks the
-  binomial se of the rate is 0.003 (less the correlation between slots of one
-  replication), so a method that truly covers 90% lands below 93% with
-  probability > 0.99; intervals cut to 80% of their width (a deliberately
-  wrong method) land well below.
+  pool's phi in 93-97% of (replication, slot) pairs, and in 93-98.5% per
+  slot (BAND: two slots' per-task values are skewed and their intervals
+  widen on the long side). Per slot the rate has a binomial se of 0.005, so
+  a method that truly covers 90% lands below 93% with probability > 0.99;
+  intervals cut to 80% of their width (a deliberately wrong method) fail the
+  same per-slot check.
 """
 
 from __future__ import annotations
@@ -147,16 +148,30 @@ def _success_rounds(truth: ModuleType, coalition: tuple[str, ...], rounds: int) 
     return float(truth.success(p["planner"], p["solver"], p["critic"], rounds=rounds))
 
 
+#: per-slot band at 20 tasks. The solver's and the critic's per-task Shapley values are
+#: binary-valued and skewed (sample skewness +1.45 and +1.39 over the pool), and the
+#: interval widens the long-tail side (attribution.variance.skewed_bounds), so they
+#: over-cover a little: measured 0.963 / 0.982 / 0.968 (planner / solver / critic);
+#: the plain t interval gave 0.951 / 0.932 / 0.928 and 0.874 on the solver at 5 tasks
+BAND = (0.93, 0.985)
+
+
+def _in_band(per_slot: np.ndarray) -> bool:
+    return bool(np.all((BAND[0] <= per_slot) & (per_slot <= BAND[1])))
+
+
 def test_intervals_cover_93_to_97_percent(pool: Pool) -> None:
     truth = shapley_by_permutations(pool.mean_game(), SLOTS)
     hits, _ = coverage_hits(pool, truth, n=20, reps=2000, seed=31)
-    rate = float(hits.mean())
-    print(f"gateway coverage: {rate:.3f} over {hits.size} checks; per slot {hits.mean(axis=0)}")
-    assert 0.93 <= rate <= 0.97, (rate, hits.mean(axis=0))
+    per_slot = hits.mean(axis=0)
+    print(f"gateway coverage: {hits.mean():.3f} over {hits.size} checks; per slot {per_slot}")
+    assert 0.93 <= hits.mean() <= 0.97, per_slot
+    assert _in_band(per_slot), per_slot
 
     def narrow(g: Game) -> Estimates:  # intervals at 80% of their width
         est = shapley_values(g)
         return dataclasses.replace(est, cov=est.cov * 0.64)
 
     wrong, _ = coverage_hits(pool, truth, n=20, reps=2000, seed=31, estimator=narrow)
-    assert wrong.mean() < 0.92
+    print(f"intervals at 80% of their width: per slot {wrong.mean(axis=0)}")
+    assert not _in_band(wrong.mean(axis=0))  # the deliberately wrong method fails the same check
