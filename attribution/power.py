@@ -138,15 +138,19 @@ def pilot_values(game: Game, estimator: Estimator, seed: int = 0) -> FloatArray:
 
 def format_plan(plan_: Plan, model: str) -> list[str]:
     """Lines a person reads: per slot, then all slots, then top vs second."""
+    at = plan_.predicted(plan_.tasks)
     lines = [
         f"{model}: {plan_.estimator}, {plan_.per_task} episodes a task, pilot of "
         f"{plan_.pilot_tasks} tasks, target +/-{plan_.target:g} (95%)",
-        f"  {'slot':<28} {'phi':>7} {'sd/task':>8} {'tasks':>7} {'episodes':>9}",
+        f"  {'slot':<28} {'phi':>7} {'sd/task':>8} {'tasks':>7} {'episodes':>9}"
+        f" {'+/- at ' + format(plan_.tasks, ','):>12}",
     ]
-    for s in plan_.slots:
+    for s, hw in zip(plan_.slots, at, strict=True):
         eps = s.tasks * plan_.per_task
-        lines.append(f"  {s.slot:<28} {s.value:>7.3f} {s.sd:>8.3f} {s.tasks:>7,} {eps:>9,}")
-    widest = float(np.max(plan_.predicted(plan_.tasks)))
+        lines.append(
+            f"  {s.slot:<28} {s.value:>7.3f} {s.sd:>8.3f} {s.tasks:>7,} {eps:>9,} {hw:>12.4f}"
+        )
+    widest = float(np.max(at))
     lines.append(
         f"  every slot at +/-{plan_.target:g}: {plan_.tasks:,} tasks, {plan_.episodes:,} episodes "
         f"(predicted widest +/-{widest:.4f})"
