@@ -502,8 +502,11 @@ def _ports(cmd: Command) -> set[str]:
 def _params() -> list[object]:
     """One test per command; a command that talks to a server started earlier in its
     block (same port) runs after that server, which is then not a test of its own.
-    Inline commands: one test per distinct text."""
+    Inline commands: one test per distinct text. A command (with its servers) written
+    word for word in two places (docs/varying.md summarises docs/variants.md) is run
+    once, under the id of its first place: the second run would test nothing new."""
     groups: dict[str, list[Command]] = {}
+    seen: set[tuple[str, ...]] = set()
     for cmd in ALL:
         key = f"{cmd.source.split(':')[0]}#{cmd.block}" if cmd.block >= 0 else cmd.text
         groups.setdefault(key, []).append(cmd)
@@ -525,6 +528,10 @@ def _params() -> list[object]:
             tests.append([*needs, cmd])
         tests += [[b] for b in servers if id(b) not in used]
         for test in tests:
+            texts = tuple(c.text for c in test)
+            if texts in seen:
+                continue
+            seen.add(texts)
             rules = [classify(c) for c in test]
             slow = any(r is not None and (r.slow or r.kind in ("run", "background")) for r in rules)
             params.append(
