@@ -179,3 +179,25 @@ def projection_note(phi_t: FloatArray, target: float, per_task: int) -> str | No
         f"plan: +/-{target:g} needs about {need:,} tasks ({need * per_task:,} episodes); "
         f"{now} in, widest +/-{hw:.3f}"
     )
+
+
+def replay(
+    phi_pool: FloatArray, pilot: int, target: float, reps: int, rng: np.random.Generator
+) -> FloatArray:
+    """Predicted over realised half-width, per replayed pilot and slot.
+
+    Each replay draws a pilot of ``pilot`` tasks from a pool of per-task
+    values (with replacement), plans for ``target``, extends the same tasks
+    with fresh ones to the planned size (as a run resumed in its directory
+    does) and compares every slot's prediction with the half-width that run
+    gets. How far the ratios spread around 1 is what one pilot can promise.
+    """
+    ratios = np.empty((reps, phi_pool.shape[1]))
+    for i in range(reps):
+        first = rng.integers(0, len(phi_pool), pilot)
+        sd = phi_pool[first].std(axis=0, ddof=1)
+        tasks = max(pilot, max(tasks_for(float(d), target) for d in sd))
+        rest = rng.integers(0, len(phi_pool), tasks - pilot)
+        run_sd = phi_pool[np.concatenate([first, rest])].std(axis=0, ddof=1)
+        ratios[i] = sd / np.where(run_sd > 0, run_sd, np.nan)  # same t quantile and size
+    return ratios
