@@ -54,6 +54,9 @@ def test_replayed_pilots_show_no_bias_and_why_the_pilot_has_80_tasks() -> None:
     size's, a bias the plan does not have, fails the median check.
     """
     phi = exact_per_task(np.load(POOL)["rewards"].astype(np.float64), len(SLOTS))
+    centred = phi - phi.mean(axis=0)
+    kurtosis = (centred**4).mean(axis=0) / phi.var(axis=0) ** 2
+    print(f"per-task phi: sd {np.round(phi.std(axis=0), 3)}, kurtosis {np.round(kurtosis, 2)}")
     rng = np.random.default_rng(33)
     rates, medians = {}, {}
     for pilot, target in ((20, 0.08), (PILOT, TARGET)):
@@ -64,13 +67,15 @@ def test_replayed_pilots_show_no_bias_and_why_the_pilot_has_80_tasks() -> None:
         print(
             f"pilot {pilot}, +/-{target}: median predicted/realised {np.round(median, 3)}, "
             f"5-95% {np.round(np.percentile(ratios, 5, axis=0), 2)}-"
-            f"{np.round(np.percentile(ratios, 95, axis=0), 2)}, within 20% per slot "
+            f"{np.round(np.percentile(ratios, 95, axis=0), 2)}, mean "
+            f"{np.round(ratios.mean(axis=0), 3)}, within 20% per slot "
             f"{np.round(within.mean(axis=0), 3)}, all slots {rates[pilot]:.3f}"
         )
         assert np.all(np.abs(median - 1) < 0.03), median
     assert rates[PILOT] >= 0.97 and rates[20] < 0.8, rates
     # the wrong quantile: t at the pilot's 19 df, the run's at about 57 (58 tasks planned)
     wrong = medians[20] * float(special.stdtrit(19, 0.975) / special.stdtrit(57, 0.975))
+    print(f"t_19 / t_57 = {wrong[0] / medians[20][0]:.3f}: the wrong quantile's medians {wrong}")
     assert np.all(np.abs(wrong - 1) >= 0.03), wrong
 
 
