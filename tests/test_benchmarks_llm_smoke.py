@@ -1,10 +1,10 @@
 """Smoke test of the LLM benchmarks: each script runs end to end with tiny sizes.
 
 The figures are meaningless at these sizes (speed 0: no serving delays; no
-plots, which took most of a tiny run's time: 8 of shared_calls' 11 s); what
-is checked is that every script runs, prints its ratio line last, and, for
-the comparison with the sequential design, that both arms agree on every
-episode's success at temperature 0.
+plots: their directories are temporary, and the shared_calls smoke's CPU fell
+from 11.1 to 8.5 s without them); what is checked is that every script runs,
+prints its ratio line last, and, for the comparison with the sequential
+design, that both arms agree on every episode's success at temperature 0.
 """
 
 from __future__ import annotations
