@@ -15,7 +15,8 @@ This script separates the two questions:
    ``--slots`` (the others at the default model). The true phi comes from
    the stored truth table, as in the coverage test.
 
-Rules compared (95% intervals, t quantile with tasks - 1 degrees of freedom):
+Rules compared (95% intervals, t quantile with tasks - 1 degrees of freedom;
+symmetric unless "used" says otherwise):
 
 * ``fixed@min``: no stopping, the interval after ``--min-tasks`` tasks;
 * ``skewed@min``: as ``fixed@min``, centred for skewness (Johnson 1978), a
@@ -24,6 +25,11 @@ Rules compared (95% intervals, t quantile with tasks - 1 degrees of freedom):
 * ``chow-robbins``: stop at the first n >= ``--min-tasks`` whose fixed-sample
   interval is under ``--target`` for every slot (Chow and Robbins 1965; how
   ``--adaptive`` runs stop);
+* ``used@min`` and ``chow-robbins/used``: as ``fixed@min`` and
+  ``chow-robbins``, with the interval runs print
+  (:func:`attribution.variance.per_task_bounds`: the t interval widened on
+  the skewed side, Hall 1992, and the floor where no task differed), the
+  half-width the rule compares being half its width;
 * ``anytime``: stop at the first n >= ``--min-tasks`` whose anytime-valid
   interval (attribution.variance.anytime_factor, tuned to the block's
   tasks) is under the target, showing that interval (what adaptive runs
@@ -55,7 +61,7 @@ from agentbus.coalitions import coalition_key  # noqa: E402
 from agentbus.sim.truth.reference import Setting, Sums, coalition_keys, compute  # noqa: E402
 from agentbus.sim.truth.table import load  # noqa: E402
 from attribution.exact import exact_values, shapley_matrix  # noqa: E402
-from attribution.variance import anytime_factor  # noqa: E402
+from attribution.variance import anytime_factor, per_task_bounds  # noqa: E402
 
 FloatArray = np.ndarray
 
@@ -82,7 +88,9 @@ def interval(x: FloatArray, n: int) -> tuple[FloatArray, FloatArray]:
     return part.mean(axis=0), part.std(axis=0, ddof=1) / math.sqrt(n)
 
 
-Rule = Callable[[FloatArray], tuple[FloatArray, FloatArray, int, bool]]
+#: (centre, half-width or (low, high), tasks at the stop, stopped on the target)
+Outcome = tuple[FloatArray, FloatArray | tuple[FloatArray, FloatArray], int, bool]
+Rule = Callable[[FloatArray], Outcome]
 
 
 def rules(target: float, min_tasks: int, pool: int) -> dict[str, Rule]:
@@ -125,11 +133,25 @@ def rules(target: float, min_tasks: int, pool: int) -> dict[str, Rule]:
         hw = t(n) * se
         return m + shift, hw, n, bool(np.all(hw <= target))
 
+    def used_at_min(x: FloatArray) -> Outcome:
+        n = min(min_tasks, len(x))
+        low, high = per_task_bounds(x[:n])
+        return x[:n].mean(axis=0), (low, high), n, bool(np.all((high - low) / 2 <= target))
+
+    def chow_robbins_used(x: FloatArray) -> Outcome:
+        for n in range(min(min_tasks, len(x)), len(x) + 1):
+            low, high = per_task_bounds(x[:n])
+            if np.all((high - low) / 2 <= target):
+                return x[:n].mean(axis=0), (low, high), n, True
+        return x.mean(axis=0), (low, high), len(x), False
+
     return {
         "fixed@min": fixed_at(lambda _: min_tasks),
+        "used@min": used_at_min,
         "skewed@min": skew_shifted,
         "fixed@pool": fixed_at(lambda size: size),
         "chow-robbins": chow_robbins,
+        "chow-robbins/used": chow_robbins_used,
         "anytime": lambda x: anytime(x, False),
         "anytime/fixed": lambda x: anytime(x, True),
     }
@@ -172,13 +194,14 @@ def main() -> int:
         x = block[rng.permutation(len(block))]
         for name, rule in table_rules.items():
             m, hw, n, ok = rule(x)
-            hits[name].append(np.abs(m - truth) <= hw)
+            low, high = hw if isinstance(hw, tuple) else (m - hw, m + hw)
+            hits[name].append((low <= truth) & (truth <= high))
             stops[name].append(n)
             on_target[name].append(ok)
 
     print(f"\n{args.draws} draws, target +/-{args.target:g}, min tasks {args.min_tasks}")
     print(
-        f"{'rule':14s} coverage  {'  '.join(f'{s:>9s}' for s in args.slots)}"
+        f"{'rule':17s} coverage  {'  '.join(f'{s:>9s}' for s in args.slots)}"
         "  tasks(median)  on target  spread/100"
     )
     cover: dict[str, float] = {}
@@ -189,7 +212,7 @@ def main() -> int:
         cover[name] = float(h.mean())
         slots = "  ".join(f"{v:9.3f}" for v in h.mean(axis=0))
         print(
-            f"{name:14s} {h.mean():8.3f}  {slots}  {np.median(stops[name]):13.0f}"
+            f"{name:17s} {h.mean():8.3f}  {slots}  {np.median(stops[name]):13.0f}"
             f"  {np.mean(on_target[name]):9.2f}  {batches.std():10.3f}"
         )
     base = cover["fixed@min"]

@@ -87,7 +87,16 @@ def test_stopping_rules_replays_adaptive_runs_from_real_outcomes() -> None:
         "200",
         timeout=240.0,
     )
-    names = {"fixed@min", "skewed@min", "fixed@pool", "chow-robbins", "anytime", "anytime/fixed"}
+    names = {
+        "fixed@min",
+        "skewed@min",
+        "used@min",
+        "fixed@pool",
+        "chow-robbins",
+        "chow-robbins/used",
+        "anytime",
+        "anytime/fixed",
+    }
     rows = {}
     for line in out.splitlines():
         parts = line.split()
@@ -96,6 +105,8 @@ def test_stopping_rules_replays_adaptive_runs_from_real_outcomes() -> None:
     assert set(rows) == names
     # same stop, wider interval: the anytime-valid one covers at least as often
     assert rows["anytime"][0] >= rows["anytime/fixed"][0]
+    # the interval runs print is the plain t one, widened where skewed: it covers at least as often
+    assert rows["used@min"][0] >= rows["fixed@min"][0]
     # nothing stops before --min-tasks (20) or after the block's 30 tasks
     assert all(20 <= r[3] <= 30 for r in rows.values())
     assert out.strip().splitlines()[-1].startswith("coverage next to fixed@min")
