@@ -1,9 +1,10 @@
 """Coverage of adaptive stopping rules, on real per-task outcomes of the simulator.
 
-The end-to-end coverage test (tests/test_truth_coverage.py) runs the whole
-pipeline 250 times: enough to check 93-97%, too few to tell 0.94 from 0.96
-(one set of 100 task blocks has a coverage spread of about 0.015 by itself).
-This script separates the two questions:
+The end-to-end test (tests/test_truth_coverage.py) runs the whole pipeline
+80 times with adaptive stopping: enough to check that each run shows the
+estimator's interval and stops by the rule, far too few to tell 0.94 from
+0.96 (one set of 100 task blocks has a coverage spread of about 0.015 by
+itself). This script measures the rules' coverage:
 
 1. It runs the reference computation (every coalition on every task of
    ``--seeds`` generator blocks, simulator in process, temperature 0: the
