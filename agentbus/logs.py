@@ -244,6 +244,23 @@ def redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[s
     return event
 
 
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is at the time of the write.
+
+    A logger bound to the stream that was ``sys.stderr`` when logging was set
+    up keeps writing there after a program swaps it (pytest's capture, a
+    notebook, a daemon that redirects): into a closed file, a ValueError in
+    the middle of the caller's work (a resume repairing its log tail raised
+    it). Looking the stream up per write follows the swap.
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure(level: str = "warning", *, json: bool | None = None) -> None:
     """Route structlog to stderr at ``level``; JSON when stderr is not a terminal."""
     as_json = (not sys.stderr.isatty()) if json is None else json
@@ -261,6 +278,6 @@ def configure(level: str = "warning", *, json: bool | None = None) -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
