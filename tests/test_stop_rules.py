@@ -162,3 +162,22 @@ def test_halfwidth_stop_on_mirror_keeps_its_5_percent() -> None:
     )
     assert at_stop <= 0.056
     assert at_stop <= at_20 + 0.02  # the stop itself costs little
+
+
+def test_replayed_running_intervals_are_the_estimators_intervals() -> None:
+    """running_estimates computes the corrections from running sums (every t at once);
+    at each t its bounds must equal per_task_bounds on the first t tasks, so a change
+    to the interval in attribution.variance cannot leave the stop replays behind."""
+    from attribution.variance import per_task_bounds
+
+    rng = np.random.default_rng(7)
+    phi = np.zeros((40, 3))
+    phi[:, 0] = rng.random(40) < 0.1  # rare, skewed
+    phi[:, 1] = rng.normal(0.2, 0.1, 40)
+    phi[5:, 2] = rng.random(35) < 0.5  # the first 5 tasks show no spread
+    for n, est in enumerate(
+        stopping.running_estimates(phi, ("a", "b", "c"), horizon_tasks=40, start=2), start=2
+    ):
+        low, high = per_task_bounds(phi[:n])
+        np.testing.assert_allclose(est.ci_low, low, atol=1e-9, err_msg=f"t={n}")
+        np.testing.assert_allclose(est.ci_high, high, atol=1e-9, err_msg=f"t={n}")
