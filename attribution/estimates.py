@@ -73,7 +73,13 @@ class Estimates:
     tuned for. ``skew`` (per slot, None: symmetric) is the skewness of the
     per-task values the fixed-sample interval accounts for
     (:func:`attribution.variance.skewed_bounds`): each side is then at least
-    the t interval's, wider on the side of the long tail.
+    the t interval's, wider on the side of the long tail. ``limits`` is the
+    range the index can take (a Shapley or Banzhaf value of a reward in [0, 1]
+    lies in [-1, 1], a pairwise interaction in [-2, 2]): both intervals are
+    clipped into it, which never turns a covering interval into a missing one
+    (the truth is in the range), so coverage is unchanged while a 2-task run
+    no longer prints [-3.67, 3.67]. Stopping rules read the unclipped
+    half-widths (:meth:`halfwidths`), so clipping does not stop a run sooner.
     """
 
     kind: str
@@ -88,6 +94,8 @@ class Estimates:
     episodes: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
     skew: FloatArray | None = None
+    #: the range the value can take (None: unbounded): every printed bound lies in it
+    limits: tuple[float, float] | None = None
 
     @property
     def se(self) -> FloatArray:
@@ -104,15 +112,35 @@ class Estimates:
     def anytime_multiplier(self) -> float:
         return anytime_factor(self.units, self.horizon, 1.0 - self.confidence)
 
-    def bounds(self) -> tuple[FloatArray, FloatArray]:
-        """(ci_low, ci_high) of the fixed-sample interval (asymmetric where ``skew`` says)."""
+    def raw_bounds(self) -> tuple[FloatArray, FloatArray]:
+        """(low, high) of the fixed-sample interval before clipping to ``limits``."""
         return skewed_bounds(self.values, self.se, self.quantile, self.skew, self.units)
 
+    def clip(self, low: FloatArray, high: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """``(low, high)`` clipped into ``limits`` (unchanged without limits)."""
+        if self.limits is None:
+            return np.asarray(low), np.asarray(high)
+        lo, hi = self.limits
+        return np.clip(low, lo, hi), np.clip(high, lo, hi)
+
+    def bounds(self) -> tuple[FloatArray, FloatArray]:
+        """(ci_low, ci_high) of the fixed-sample interval (asymmetric where ``skew`` says)."""
+        return self.clip(*self.raw_bounds())
+
+    def anytime_bounds(self) -> tuple[FloatArray, FloatArray]:
+        """(cs_low, cs_high): the anytime-valid interval, clipped into ``limits``."""
+        cs = self.anytime_multiplier * self.se
+        return self.clip(self.values - cs, self.values + cs)
+
     def halfwidths(self, anytime: bool = False) -> FloatArray:
-        """Half the width of each interval (the anytime-valid one is symmetric)."""
+        """Half the width of each interval before clipping (what stopping rules compare).
+
+        The anytime-valid one is symmetric. Unclipped, so a run does not stop
+        sooner because its interval reached the edge of the possible range.
+        """
         if anytime:
             return self.anytime_multiplier * self.se
-        low, high = self.bounds()
+        low, high = self.raw_bounds()
         return np.asarray((high - low) / 2.0)
 
     @property
@@ -133,9 +161,11 @@ class Estimates:
         i = self.index(slot)
         se = float(self.se[i])
         low, high = self.bounds()
-        cs = self.anytime_multiplier * se
+        cs_low, cs_high = self.anytime_bounds()
         v = float(self.values[i])
-        return SlotEstimate(slot, v, se, float(low[i]), float(high[i]), v - cs, v + cs)
+        return SlotEstimate(
+            slot, v, se, float(low[i]), float(high[i]), float(cs_low[i]), float(cs_high[i])
+        )
 
     def __iter__(self) -> Any:
         return (self[s] for s in self.slots)

@@ -150,7 +150,18 @@ def _estimate(
         horizon=h,
         episodes=game.episodes,
         skew=cov.skew,
+        limits=index_limits(kind) if game.unit_interval else None,
     )
+
+
+def index_limits(kind: str) -> tuple[float, float]:
+    """The range an index of a reward in [0, 1] can take.
+
+    Shapley and Banzhaf weights are non-negative and sum to 1 over marginal
+    contributions in [-1, 1]; a pairwise interaction sums second differences
+    ``v(S+ij) - v(S+i) - v(S+j) + v(S)``, each in [-2, 2].
+    """
+    return (-2.0, 2.0) if kind == "interaction" else (-1.0, 1.0)
 
 
 def shapley_values(

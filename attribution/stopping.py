@@ -146,6 +146,7 @@ def running_estimates(
             horizon=horizon_tasks,
             episodes=n,
             skew=skew[i],
+            limits=(-1.0, 1.0),
         )
 
 

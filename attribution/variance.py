@@ -144,12 +144,15 @@ def per_task_interval(
 
 
 def per_task_bounds(
-    phi_t: FloatArray, *, unit_interval: bool = True, confidence: float = 0.95
+    phi_t: FloatArray, *, unit_interval: bool = True, confidence: float = 0.95, clip: bool = True
 ) -> tuple[FloatArray, FloatArray]:
     """(low, high) of :func:`per_task_interval`'s intervals, batched: phi_t is (..., tasks, k).
 
     Many replications at once (the coverage tests); the same numbers as
-    building each run's game (tests/test_interval_coverage.py checks that).
+    building each run's game (tests/test_interval_coverage.py checks that),
+    clipped like them into [-1, 1] for rewards (the range a Shapley value of
+    a reward in [0, 1] can take; clipping never loses the truth). ``clip``
+    False gives the unclipped bounds (to measure what clipping changes).
     """
     from scipy import special  # quantiles only (see attribution.estimates)
 
@@ -158,7 +161,10 @@ def per_task_bounds(
     var = x.var(axis=-2, ddof=1) / t + zero_spread_floor(x, unit_interval=unit_interval)
     q = float(special.stdtrit(t - 1, 0.5 + confidence / 2.0))
     skew = task_skewness(x, unit_interval=unit_interval)
-    return skewed_bounds(x.mean(axis=-2), np.sqrt(var), q, skew, t)
+    low, high = skewed_bounds(x.mean(axis=-2), np.sqrt(var), q, skew, t)
+    if unit_interval and clip:
+        return np.clip(low, -1.0, 1.0), np.clip(high, -1.0, 1.0)
+    return low, high
 
 
 #: the share of its standard error sqrt(6 / T) by which a sample skewness is shrunk

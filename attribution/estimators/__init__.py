@@ -172,6 +172,7 @@ class Estimator:
             horizon=(horizon if horizon is not None else 1000.0) / self.episodes_per_task(),
             episodes=episodes,
             skew=skew,
+            limits=(-1.0, 1.0) if unit_interval else None,
         )
 
     # -- from a game of episode records ------------------------------------
