@@ -339,6 +339,8 @@ class Gateway:
         params = call.params
         if route.model.startswith("sim:"):  # the generic gateway model needs task and module
             hint = {"task": session.task_id, "module": call.module}
+            if call.response_format is not None:  # structured outputs: the answer follows it
+                hint["format"] = call.response_format
             params = params.model_copy(update={"extra": {**params.extra, "agentbus_gateway": hint}})
         session.calls += 1
         self.calls += 1

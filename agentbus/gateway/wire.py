@@ -43,6 +43,8 @@ class ChatCall:
     stream: bool = False
     include_usage: bool = False
     tools: int = 0
+    #: the agent's ``response_format`` (structured outputs); the simulator follows it
+    response_format: Any = None
 
 
 def _text(content: Any, where: str) -> str:
@@ -182,6 +184,7 @@ def parse_openai(body: Any, temperature: float) -> ChatCall:
         stream=bool(body.get("stream")),
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
         tools=len(tools),
+        response_format=body.get("response_format"),
     )
 
 

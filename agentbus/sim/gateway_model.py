@@ -28,13 +28,29 @@ an answer line.
 **Tools.** When the request offers functions, the answer also calls the
 first offered function the conversation has not called yet (a structured
 call after the text, with an id unique to the request, as a provider's is;
-arguments: a placeholder per required property, by its schema type). Once
-every offered function has been called, it answers in text only. Calling is
+arguments: a placeholder per required property, by its schema type, and the
+task text in a delegation tool's ``task``). A final-answer tool
+(``final_answer``, ``submit``, ...) comes last, after every other offered
+function, and carries the module's answer in its arguments. Once every
+offered function has been called, it answers in text only. Calling is
 routing, not skill: it never depends on the verdict. So an OpenAI Agents SDK
-handoff (a function ``transfer_to_<agent>``) is always taken, a tool loop
-always ends, and an agent's truth still follows from which ``ANSWER`` lines
-its own logic reads. Earlier calls are read from the conversation as the
-gateway writes them (``<tool_call>`` blocks in assistant turns).
+handoff (a function ``transfer_to_<agent>``) is always taken, a manager
+calls its workers before it answers, a tool loop always ends, and an agent's
+truth still follows from which answers its own logic reads. Earlier calls are
+read from the conversation in every form frameworks write them back
+(:func:`agentbus.sim.gateway_formats.called_tools`).
+
+**Workers.** A module offered a worker tool (a delegation that returns a
+result: smolagents' managed agents, a coworker tool; not a handoff) that is
+wrong on its own repeats the value its worker reported in the latest tool
+result, when there is one; right, it answers right (it checks the worker).
+So a manager over a worker with P(right) ``w`` is right with
+``1 - (1 - p)(1 - w)``.
+
+**Format.** The text follows the output format the request asks for
+(DSPy's field markers, JSON for structured outputs, ReAct's ``Final
+Answer:``): :func:`agentbus.sim.gateway_formats.render`. The hint's
+``format`` field carries the request's ``response_format``.
 """
 
 from __future__ import annotations
@@ -46,8 +62,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agentbus.environment import Task
-from agentbus.llm.tools import split_tool_calls
 from agentbus.llm.types import ChatMessage, SamplingParams, ToolCall
+from agentbus.sim import gateway_formats as formats
 from agentbus.sim.expert import Verdict
 from agentbus.sim.profiles import Profile
 
@@ -111,52 +127,51 @@ def wrong_answer(answer: Any, rng: random.Random) -> str:
     return str(number + rng.randrange(1, 10**6) * rng.choice((-1, 1)))
 
 
-#: a placeholder argument per JSON-schema type (for a required property)
-_PLACEHOLDERS: dict[str, Any] = {
-    "string": "",
-    "integer": 0,
-    "number": 0,
-    "boolean": False,
-    "array": [],
-    "object": {},
-    "null": None,
-}
-
-
-def _placeholder_arguments(parameters: Any) -> dict[str, Any]:
-    """An arguments object with each required property of ``parameters`` filled in."""
-    if not isinstance(parameters, Mapping):
-        return {}
-    properties = parameters.get("properties")
-    properties = properties if isinstance(properties, Mapping) else {}
-    out: dict[str, Any] = {}
-    for name in parameters.get("required") or ():
-        schema = properties.get(name)
-        kind = schema.get("type") if isinstance(schema, Mapping) else None
-        if isinstance(kind, list):  # ["string", "null"]
-            kind = next((k for k in kind if k != "null"), "null")
-        out[str(name)] = _PLACEHOLDERS.get(str(kind), "")
-    return out
+def _name(tool: Mapping[str, Any]) -> tuple[str, Any]:
+    fn = tool.get("function", tool)
+    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+        return "", None
+    return str(fn["name"]), fn.get("parameters")
 
 
 def tool_call(
-    tools: Sequence[Mapping[str, Any]], messages: Sequence[ChatMessage], rng: random.Random
+    tools: Sequence[Mapping[str, Any]],
+    messages: Sequence[ChatMessage],
+    rng: random.Random,
+    value: str | None = None,
 ) -> ToolCall | None:
-    """The function call this model adds, or None (see **Tools** above)."""
+    """The function call this model adds, or None (see **Tools** above).
+
+    ``value`` is the module's answer, which a final-answer tool carries.
+    """
     if not tools:
         return None
-    called: set[str] = set()
-    for m in messages:
-        if m["role"] == "assistant" and "<tool_call>" in m["content"]:
-            called.update(c.name for c in split_tool_calls(m["content"])[1])
+    offered = [_name(t) for t in tools]
+    called = formats.called_tools(messages, {n for n, _ in offered if n})
+    pending = [(n, p) for n, p in offered if n and n not in called]
+    if not pending:
+        return None
+    others = [(n, p) for n, p in pending if not formats.is_final_tool(n)]
+    name, parameters = (others or pending)[0]
+    if formats.is_final_tool(name):
+        args = formats.final_arguments(parameters, "" if value is None else value)
+    elif formats.is_delegation_tool(name, parameters):
+        args = formats.delegation_arguments(parameters, formats.first_user_text(messages))
+    else:
+        args = formats.placeholder_arguments(parameters)
+    # an id of this request's own: agents (the Agents SDK) refuse a reused call id
+    arguments = orjson.dumps(args).decode()
+    return ToolCall(id=f"call_{rng.getrandbits(64):016x}", name=name, arguments=arguments)
+
+
+def has_worker(tools: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a worker tool is offered: a delegation that returns a result, not a handoff."""
     for tool in tools:
-        fn = tool.get("function", tool)
-        name = fn.get("name") if isinstance(fn, Mapping) else None
-        if isinstance(name, str) and name and name not in called:
-            arguments = orjson.dumps(_placeholder_arguments(fn.get("parameters"))).decode()
-            # an id of this request's own: agents (the Agents SDK) refuse a reused call id
-            return ToolCall(id=f"call_{rng.getrandbits(64):016x}", name=name, arguments=arguments)
-    return None
+        name, parameters = _name(tool)
+        handoff = name.lower().startswith(("transfer_to_", "handoff"))
+        if name and not handoff and formats.is_delegation_tool(name, parameters):
+            return True
+    return False
 
 
 def hint_of(params: SamplingParams) -> Mapping[str, Any] | None:
@@ -164,14 +179,19 @@ def hint_of(params: SamplingParams) -> Mapping[str, Any] | None:
     return hint if isinstance(hint, Mapping) else None
 
 
-def answer_text(
+def answer_parts(
     profile: Profile,
     hint: Mapping[str, Any],
     task: Task | None,
     rng: random.Random,
     draws: random.Random,
-) -> tuple[str, Verdict | None, float | None]:
-    """The answer's text, verdict and P(correct) for one gateway request."""
+    reported: str | None = None,
+) -> tuple[str, str | None, Verdict | None, float | None]:
+    """Body, answer value, verdict and P(correct) of one gateway request.
+
+    ``reported`` is a worker's reported value, which a wrong module repeats
+    (see **Workers** above).
+    """
     module = str(hint.get("module", ""))
     skill = profile.skill(module_skill(module))
     words: list[str] = []
@@ -183,12 +203,27 @@ def answer_text(
         length += len(sentence) + 1
     body = " ".join(words)
     if task is None or "answer" not in task.hidden:
-        return body, None, None
+        return body, None, None, None
     p = skill.base
     correct = draws.random() < p
     truth = task.hidden["answer"]
     value = str(truth) if correct else wrong_answer(truth, rng)
-    return f"{body}\nANSWER: {value}", Verdict(correct=correct, malformed=False), p
+    if not correct and reported is not None:
+        value = reported
+        correct = reported.strip() == str(truth).strip()
+    return body, value, Verdict(correct=correct, malformed=False), p
+
+
+def answer_text(
+    profile: Profile,
+    hint: Mapping[str, Any],
+    task: Task | None,
+    rng: random.Random,
+    draws: random.Random,
+) -> tuple[str, Verdict | None, float | None]:
+    """The answer's plain text (``ANSWER:`` line), verdict and P(correct)."""
+    body, value, verdict, p = answer_parts(profile, hint, task, rng, draws)
+    return (body if value is None else f"{body}\nANSWER: {value}"), verdict, p
 
 
 def gateway_answer(
@@ -205,11 +240,13 @@ def gateway_answer(
     rng = make_rng(profile.name, messages, params)
     draws = make_rng(None, messages, params) if coupled else rng
     task = tasks.get(str(hint.get("task", "")))
-    text, verdict, p = answer_text(profile, hint, task, rng, draws)
+    reported = formats.reported_value(messages) if has_worker(params.tools) else None
+    body, value, verdict, p = answer_parts(profile, hint, task, rng, draws, reported)
+    text = formats.render(body, value, messages, hint.get("format"))
     finish = "stop"
     if count_tokens(text) > params.max_tokens:
         text, finish = text[: params.max_tokens * 4], "length"
-    call = tool_call(params.tools, messages, rng)
+    call = tool_call(params.tools, messages, rng, value)
     calls = () if call is None else (call,)
     return SimAnswer(
         text=text,
@@ -228,8 +265,10 @@ def gateway_answer(
 __all__ = [
     "HINT",
     "MODULE_SKILLS",
+    "answer_parts",
     "answer_text",
     "gateway_answer",
+    "has_worker",
     "hint_of",
     "module_skill",
     "probability",
