@@ -66,7 +66,7 @@ def test_every_servers_context_overflow_wording_is_recognised(message: str) -> N
     [
         (400, "'messages' must be a non-empty list"),
         (400, "temperature must be between 0 and 2"),
-        (500, "maximum context length is 2048 tokens"),  # a 5xx is the server's trouble
+        (503, "maximum context length is 2048 tokens"),  # a 502/503 is the server's trouble
         (404, "The model 'gpt-5x' does not exist"),
     ],
 )

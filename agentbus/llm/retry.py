@@ -88,32 +88,60 @@ def kind_for_status(status: int) -> ErrorKind:
     return "client"
 
 
-#: how servers say that the prompt does not fit the context window (HTTP 400, or
-#: 413 from some gateways), in the wordings of OpenAI ("This model's maximum
-#: context length is 8192 tokens", code ``context_length_exceeded``), vLLM
-#: (the same sentence, or "... is too long to fit into the model", "Input
-#: prompt (N tokens) is too long and exceeds limit of M"), llama.cpp's server
-#: ("the request exceeds the available context size", type
-#: ``exceed_context_size_error``), llama-cpp-python ("Requested tokens (N)
-#: exceed context window of M") and Anthropic ("prompt is too long: N tokens
-#: > M maximum")
+#: how servers say that the prompt (or the prompt and the answer being written)
+#: does not fit the context window, as HTTP 400 (413/422 from some gateways) or
+#: as HTTP 500, in the wordings of OpenAI ("This model's maximum context length
+#: is 8192 tokens", code ``context_length_exceeded``, "Your input exceeds the
+#: context window of this model"), vLLM (the same sentence, "... is too long to
+#: fit into the model", "Input prompt (N tokens) is too long and exceeds limit
+#: of M", "The decoder prompt (length N) is longer than the maximum model length
+#: of M"), llama.cpp's server ("the request exceeds the available context
+#: size", type ``exceed_context_size_error``, "Context size has been exceeded",
+#: "context shift is disabled"), llama-cpp-python ("Requested tokens (N) exceed
+#: context window of M", and its HTTP 500 when the answer runs into the end of
+#: the window: numpy's "could not broadcast input array from shape (N,) into
+#: shape (0,)") and Anthropic ("prompt is too long: N tokens > M maximum",
+#: "input length and `max_tokens` exceed context limit")
 _OVERFLOW = re.compile(
     r"maximum context length"
     r"|context[_ ]length[_ ]exceeded"
     r"|exceed_context_size"
-    r"|exceeds? (?:the )?(?:available )?context (?:size|window|length)"
+    r"|exceeds? (?:the )?(?:available )?context (?:size|window|length|limit)"
+    r"|context size has been exceeded"
+    r"|context shift is disabled"
     r"|prompt is too long"
     r"|too long to fit into the model"
+    r"|longer than the maximum model length"
+    r"|could not broadcast input array from shape \(\d+,?\) into shape \(0,?\)"
     r"|(?:input|prompt)\b[^.]{0,60}\btoo long\b[^.]{0,60}\b(?:limit|context|maximum)",
     re.IGNORECASE,
 )
 
+#: statuses a context overflow comes back with: the 4xx of a refused prompt, and
+#: the 500 of servers that fail part way through an answer that ran out of room
+OVERFLOW_STATUSES = frozenset({None, 400, 413, 422, 500})
+
 
 def is_context_overflow(status: int | None, message: str) -> bool:
-    """Whether an error answer says the prompt outgrew the model's context window."""
-    if status not in (None, 400, 413, 422):
+    """Whether an error answer says the prompt outgrew the model's context window.
+
+    A 500 counts only in these words: the server answered, and the request is
+    what did not fit, so retrying it cannot help and the agent's prompt is the
+    cause; a 502/503 stays the infrastructure's trouble whatever it says.
+    """
+    if status not in OVERFLOW_STATUSES:
         return False
     return _OVERFLOW.search(message) is not None
+
+
+def cut_at_context_limit(finish_reason: str, completion_tokens: int, max_tokens: int) -> bool:
+    """Whether an answer stopped for length before its own output limit.
+
+    ``finish_reason: "length"`` with fewer tokens than ``max_tokens`` means the
+    context window ended the answer (llama.cpp and vLLM stop there with
+    ``length``): the same overflow as a refused prompt, only found later.
+    """
+    return finish_reason == "length" and 0 < completion_tokens < max_tokens
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:

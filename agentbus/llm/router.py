@@ -48,7 +48,7 @@ from agentbus.llm.replicas import (
     prefix_key,
     root_url,
 )
-from agentbus.llm.retry import UpstreamError, backoff_delay
+from agentbus.llm.retry import UpstreamError, backoff_delay, cut_at_context_limit
 from agentbus.llm.spec import ModelSpec, parse_spec
 from agentbus.llm.stats import ModelStats, summary_line
 from agentbus.llm.tools import complete_with_tools
@@ -311,7 +311,7 @@ class RoutedLLM:
         p = self._defaults if params is None else with_defaults(self._defaults, params, self._cap)
         self.stats.requested += 1
         if not self._cacheable(p):
-            return await self._client.complete(messages, p)
+            return self._within_window(await self._client.complete(messages, p), p)
         key = cache_key(self.spec.backend, self.spec.model, messages, p)
         result, source = await self._cache.get_or_call(
             key, lambda: self._client.complete(messages, p)
@@ -320,6 +320,22 @@ class RoutedLLM:
             self.stats.cache_hits += 1
         elif source == "coalesced":
             self.stats.coalesced += 1
+        return self._within_window(result, p)
+
+    def _within_window(self, result: Completion, params: SamplingParams) -> Completion:
+        """``result``, or the overflow it is: an answer the context window cut short.
+
+        Checked after the cache, which keeps the answer: the call was made (and
+        paid), and a resumed run reads the same overflow back instead of
+        sending the call again.
+        """
+        if cut_at_context_limit(result.finish_reason, result.completion_tokens, params.max_tokens):
+            self.stats.context_overflows += 1
+            raise ContextOverflow(
+                f"{self.spec.key}: the answer ran into the end of the context window after "
+                f"{result.completion_tokens} of {params.max_tokens} output tokens "
+                f"({result.prompt_tokens} prompt tokens; finish_reason length)"
+            )
         return result
 
     def __repr__(self) -> str:
