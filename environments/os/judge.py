@@ -4,9 +4,13 @@
 with the expected one, or searches it with a regex. ``check`` runs each
 script independently of the agent's shell with the arguments: the answer,
 then the outputs of the earlier scripts; a ``null`` entry runs the example
-solution. A script fails on a non-zero exit status. CapaBench's scripts
-print ``0`` (pass) or ``1`` (fail) and exit 0, so an output of exactly ``1``
-fails too (and exactly ``0`` passes).
+solution. Only the script's stdout and exit status decide (its stderr is
+kept for the transcript, never judged): a non-zero exit fails; otherwise
+the last non-empty line of stdout decides when it is ``0`` (pass) or ``1``
+(fail), CapaBench's convention (``... && echo 0 || echo 1``); a script that
+prints neither passes on exit 0, AgentBench's exit-status checks. With
+stderr merged in, ``grep -q x missing && echo 0 || echo 1`` printed an
+error line before its ``1`` and passed for an agent that did nothing.
 
 Checks run on the sandbox's trusted side (``Sandbox.run(check=True)``):
 the agent's leftover processes are stopped first, the script gets a fixed
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 
 from environments.os.script import Script
 from environments.os.task import OsTask
-from environments.sandbox import Sandbox
+from environments.sandbox import CommandResult, Sandbox
 
 #: seconds a check script may run
 CHECK_TIMEOUT_S = 20.0
@@ -48,16 +52,20 @@ def match_answer(task: OsTask, answer: str) -> Verdict:
     return Verdict(ok, "the answer matches" if ok else "the answer does not match")
 
 
+def decides(result: CommandResult) -> bool:
+    """The rule: exit status, then the last non-empty stdout line when it is 0 or 1."""
+    if result.broken or not result.ok:
+        return False
+    lines = [line.strip() for line in result.output.splitlines() if line.strip()]
+    return not lines or lines[-1] != "1"
+
+
 async def run_script(box: Sandbox, script: Script, args: list[str]) -> tuple[bool, str]:
-    """Run one check script; (passed, output)."""
+    """Run one check script; (passed, its stdout)."""
     command, code_first = script.as_command()
     argv = [script.code, *args] if code_first else args
     result = await box.run(command, argv, timeout_s=CHECK_TIMEOUT_S, check=True)
-    out = result.output
-    verdict = out.strip()
-    if result.broken or not result.ok or verdict == "1":
-        return False, out
-    return True, out
+    return decides(result), result.output
 
 
 async def judge(task: OsTask, box: Sandbox, answer: str | None) -> Verdict:

@@ -24,9 +24,14 @@ The trusted channel:
   ``/dev/null`` and an anonymous ``memfd`` instead). A command's output
   goes to a memfd, which has no path: nothing can be put in its place, and
   the byte count and the bytes sent come from the same descriptor. Each
-  answer is ``@@AB@@ <nonce> <status> <shown> <total> <flags>``, exactly
-  ``shown`` bytes, then ``@@AB@@ end <nonce>``; the nonce is the host's,
-  per request, so even a forged copy of the format is refused.
+  answer is ``@@AB@@ <nonce> <status> <shown> <total> <flags> <stdout>``,
+  exactly ``shown`` bytes, then ``@@AB@@ end <nonce>``; the nonce is the
+  host's, per request, so even a forged copy of the format is refused. A
+  check's stdout and stderr go to two memfds: the first ``<stdout>`` bytes
+  shown are its stdout (the end of it, where the verdict is, when it is
+  long), the rest its stderr, which is kept for the transcript and never
+  judged; an agent's command has one memfd for both (``<stdout>`` =
+  ``<shown>``).
 - *Checks* (mode ``c``): if the init's own resource limits are not what
   they were at start (``prlimit`` on PID 1 needs only the same uid), no
   check runs and the answer says the sandbox was tampered with (flag
@@ -206,7 +211,7 @@ class Init:
         resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
-    def spawn(self, mode: str, command: str, args: list[str], out: int) -> int:
+    def spawn(self, mode: str, command: str, args: list[str], out: int, err: int) -> int:
         if mode == "c":
             # root's powers over files (as in AgentBench's container), but a strict subset
             # of the init's capabilities: a check that runs the agent's code (``bash -ic``
@@ -226,7 +231,7 @@ class Init:
             os.setsid()
             os.dup2(self.devnull, 0)
             os.dup2(out, 1)
-            os.dup2(out, 2)
+            os.dup2(err, 2)
             os.closerange(3, 1 << 16)
             for sig in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 signal.signal(sig, signal.SIG_DFL)
@@ -274,44 +279,65 @@ class Init:
             self.frozen = True
             if own_limits() != self.limits_at_start:  # tampered with: no check runs
                 note = b"[the sandbox's init was tampered with: its resource limits changed]\n"
-                head = b"%s %s 137 %d %d x\n" % (MARK, nonce.encode(), len(note), len(note))
+                n = len(note)
+                head = b"%s %s 137 %d %d x %d\n" % (MARK, nonce.encode(), n, n, n)
                 send(head + note + b"%s end %s\n" % (MARK, nonce.encode()))
                 return
         elif self.frozen:  # the agent's turn again (a test judging twice): let them run
             kill_all(signal.SIGCONT)
             self.frozen = False
         out = os.memfd_create("out", os.MFD_CLOEXEC)
+        # a check's stderr goes apart: only its stdout and exit status decide
+        err = os.memfd_create("err", os.MFD_CLOEXEC) if mode == "c" else out
         try:
-            pid = self.spawn(mode, command, args, out)
+            pid = self.spawn(mode, command, args, out, err)
             rc, timed_out = self.wait(pid, timeout)
             if timed_out:
                 rc, flags = 137, flags + "t"
             if mode != "c":
                 killed = max(killed, bomb_reap(max(2, self.nproc // 2)))
-            total = os.fstat(out).st_size
             cap = int(str(self.cfg["output_bytes"]))
-            body = b""
-            while len(body) < min(total, cap):
-                chunk = os.pread(out, min(total, cap) - len(body), len(body))
-                if not chunk:
-                    break
-                body += chunk
-            os.ftruncate(out, 0)  # a background writer holding it cannot grow it for long
+            # a check's verdict is its last line: keep the end of a long stdout
+            body, total = read_memfd(out, cap, tail=mode == "c")
+            split = len(body)
+            if err != out:
+                more, err_total = read_memfd(err, cap - split, tail=False)
+                body, total = body + more, total + err_total
         finally:
             os.close(out)
+            if err != out:
+                os.close(err)
         if killed:
             note = f"\n[{killed} leftover processes (a fork bomb?) were killed]\n".encode()
             body += note
             total += len(note)
-        head = b"%s %s %d %d %d %s\n" % (
+            split = len(body)
+        head = b"%s %s %d %d %d %s %d\n" % (
             MARK,
             nonce.encode(),
             rc,
             len(body),
             total,
             (flags or "-").encode(),
+            split,
         )
         send(head + body + b"%s end %s\n" % (MARK, nonce.encode()))
+
+
+def read_memfd(fd: int, cap: int, tail: bool) -> tuple[bytes, int]:
+    """At most ``cap`` bytes of a command's output (its end when ``tail``) and its size;
+    the memfd is emptied, so a background writer holding it cannot grow it for long."""
+    total = os.fstat(fd).st_size
+    keep = max(0, min(total, cap))
+    start = total - keep if tail else 0
+    body = b""
+    while len(body) < keep:
+        chunk = os.pread(fd, keep - len(body), start + len(body))
+        if not chunk:
+            break
+        body += chunk
+    os.ftruncate(fd, 0)
+    return body, total
 
 
 def send(data: bytes) -> None:

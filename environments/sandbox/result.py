@@ -10,10 +10,19 @@ KILLED = 137
 
 @dataclass(frozen=True)
 class CommandResult:
-    """A command's exit status and output (stdout and stderr interleaved)."""
+    """A command's exit status and output.
+
+    For the agent's commands ``output`` is stdout and stderr interleaved, as a
+    terminal shows them. For a check ``output`` is its stdout alone and
+    ``stderr`` is kept apart: a verdict read from merged streams is moved by
+    any error message a tool prints (a missing file made ``echo 1`` read as
+    something else, so the check passed).
+    """
 
     exit_code: int
     output: str
+    #: a check's standard error (empty for the agent's commands: merged into ``output``)
+    stderr: str = ""
     #: the output was longer than what the sandbox kept
     truncated: bool = False
     #: the wall-clock timeout killed the command

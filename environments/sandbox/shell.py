@@ -52,7 +52,9 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-_HEAD = re.compile(rb"@@AB@@ ([0-9a-f]{32}) (\d{1,3}) (\d{1,12}) (\d{1,15}) ([tkx-]{1,3})\n\Z")
+_HEAD = re.compile(
+    rb"@@AB@@ ([0-9a-f]{32}) (\d{1,3}) (\d{1,12}) (\d{1,15}) ([tkx-]{1,3}) (\d{1,12})\n\Z"
+)
 #: bytes the init may add to a command's output (the fork-bomb note)
 _NOTE_BYTES = 200
 
@@ -188,7 +190,8 @@ class Sandbox:
         if head is None or head.group(1).decode() != nonce:
             raise SandboxError(f"broken protocol: unexpected answer {line[:60]!r}")
         rc, shown, total = int(head.group(2)), int(head.group(3)), int(head.group(4))
-        if shown > self.limits.output_bytes + _NOTE_BYTES or shown > total:
+        split = int(head.group(6))
+        if shown > self.limits.output_bytes + _NOTE_BYTES or shown > total or split > shown:
             raise SandboxError(f"broken protocol: {shown} of {total} bytes announced")
         body = await proc.stdout.readexactly(shown) if shown else b""
         trailer = await proc.stdout.readline()
@@ -199,7 +202,8 @@ class Sandbox:
             raise SandboxError("the sandbox's init was tampered with (its resource limits changed)")
         return CommandResult(
             exit_code=rc,
-            output=body.decode(errors="replace"),
+            output=body[:split].decode(errors="replace"),
+            stderr=body[split:].decode(errors="replace"),
             truncated=total > shown,
             timed_out="t" in flags,
             stopped_killed="k" in flags,

@@ -15,8 +15,8 @@ as AgentBench runs its scripts. Checks (mode ``c``) do not use it: they run
 
 Framing of answers (read by :mod:`environments.sandbox.shell`)::
 
-    @@AB@@ <nonce> <exit status> <bytes shown> <bytes total> <flags>
-    <exactly "bytes shown" bytes>
+    @@AB@@ <nonce> <exit status> <bytes shown> <bytes total> <flags> <stdout bytes>
+    <exactly "bytes shown" bytes: a check's stdout ("stdout bytes" of them), then its stderr>
     @@AB@@ end <nonce>
 
 flags: ``t`` the timeout killed the command, ``k`` processes that could
