@@ -588,12 +588,17 @@ async def _run_episodes(
     async with anyio.create_task_group() as work:
 
         async def watch_breaker() -> None:
+            # no new episodes; those in flight end on their own (an episode on a
+            # healthy server finishes and counts, one on the failing server fails
+            # after its retries), instead of cancelling every model's work at once
             await breaker.tripped.wait()
             active.stop()
-            work.cancel_scope.cancel()
 
         work.start_soon(watch_breaker)
         await runtime.run(_gated(prep, queue, runtime), on_outcome)
+        if breaker.tripped.is_set():
+            work.cancel_scope.cancel()
+            return
         if prep.config.best:
             assignment = prep.best.choose(prep.service, prep.plan)
             if assignment is None:

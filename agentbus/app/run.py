@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -23,6 +24,9 @@ from agentbus.errors import InfraError, UserError
 from agentbus.interrupt import Interruptible, is_interrupt, until_interrupted
 from agentbus.logs import add_secret, configure
 from agentbus.pipes import pipe_safe
+
+if TYPE_CHECKING:
+    from agentbus.app.evaluate import RunReport
 
 
 def uvloop_available() -> bool:
@@ -85,7 +89,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except InfraError as exc:
         print(f"agentbus: infrastructure error: {exc}", file=sys.stderr)
         return 1
-    from agentbus.app.evaluate import RunReport, default_run_dir, evaluate
+    from agentbus.app.evaluate import default_run_dir, evaluate
 
     if config.run_dir is None:  # named now, so an interrupted run can say where it is
         config = config.model_copy(update={"run_dir": default_run_dir(config)})
@@ -131,8 +135,31 @@ def _main(argv: Sequence[str] | None = None) -> int:
         f"{report.infra_errors} infrastructure errors"
     )
     print(report.llm_summary)
+    return _next_step(report)
+
+
+def _next_step(report: RunReport) -> int:
+    """Exit status of a run that ended on its own, with the command that carries it on.
+
+    A run that stopped itself after repeated infrastructure failures, or that
+    gave cells up after every attempt failed, is not finished: its estimate
+    leaves those cells out. It exits 1 and names ``--resume``, which tries
+    the missing cells again (the signal paths already say so).
+    """
+    resume = f"python -m agentbus.run --resume {report.run_dir}"
+    failures = report.results.get("failures") if isinstance(report.results, dict) else None
+    unresolved = int((failures or {}).get("unresolved_cells") or 0)
+    missing = max(report.given_up, unresolved)
     if report.stopped_early:
         print(f"agentbus: {report.stopped_early}", file=sys.stderr)
+        print(f"agentbus: fix the cause, then resume the run: {resume}", file=sys.stderr)
+        return 1
+    if missing:
+        print(
+            f"agentbus: {missing} cells given up after every attempt failed on the "
+            f"infrastructure (left out of the estimate); resume to try them again: {resume}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
