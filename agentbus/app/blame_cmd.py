@@ -1,0 +1,152 @@
+"""``python -m agentbus.blame RUN_DIR``: which call decided each failure of a run.
+
+By default it blames every failed episode of the all-default agent, repairing
+one call at a time with the run's (first) test model. ``--coalition`` picks
+another coalition's episodes, ``--sample N`` a seeded sample of them,
+``--successes`` asks instead which call broke a success (repaired by the
+default model), ``--repair MODEL`` names another repair model. Verdicts are
+appended to ``RUN_DIR/blame.jsonl`` as they come, so running the command
+again resumes; the summary goes to ``blame.json`` and ``blame.md``.
+
+Before replaying anything it reproduces a few episodes: an agent (or
+environment) that does not act the same on identical answers cannot be
+blamed by replay, and the command says so in one line (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+
+from agentbus.app.blame import (
+    CHECK_EPISODES,
+    LOG,
+    BlameOptions,
+    blame_all,
+    choose,
+    done_verdicts,
+    load_config,
+    load_records,
+    open_blamer,
+    repair_model,
+)
+from agentbus.app.blame_report import markdown, summarise, table_lines
+from agentbus.errors import InfraError, UserError
+from agentbus.logs import configure
+from agentbus.pipes import pipe_safe
+from agentbus.runs.store import atomic_write
+
+
+def parse(argv: Sequence[str] | None) -> BlameOptions:
+    p = argparse.ArgumentParser(
+        prog="python -m agentbus.blame",
+        description="Find the decisive call of each failed episode of a finished run by "
+        "counterfactual replay, and the share of failures each module decides.",
+    )
+    p.add_argument("run_dir", type=Path, help="a finished run's directory")
+    p.add_argument(
+        "--coalition",
+        default="",
+        help="comma-separated slots on the test model (default: none, the all-default agent)",
+    )
+    p.add_argument("--sample", type=int, help="blame a seeded sample of N episodes")
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample")
+    p.add_argument(
+        "--successes",
+        action="store_true",
+        help="blame successes instead (what broke them; repaired by the default model)",
+    )
+    p.add_argument("--repair", help="model spec that answers the repaired call")
+    p.add_argument("--concurrency", type=int, default=16, help="episodes replayed at once")
+    ns = p.parse_args(list(argv) if argv is not None else None)
+    if ns.sample is not None and ns.sample < 1:
+        p.error("--sample must be at least 1")
+    if ns.concurrency < 1:
+        p.error("--concurrency must be at least 1")
+    coalition = tuple(s.strip() for s in ns.coalition.split(",") if s.strip() and s != "none")
+    return BlameOptions(
+        run_dir=ns.run_dir,
+        coalition=coalition,
+        outcome="success" if ns.successes else "failure",
+        sample=ns.sample,
+        repair=ns.repair,
+        concurrency=ns.concurrency,
+        seed=ns.seed,
+    )
+
+
+async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
+    """Run the whole command; returns the summary (also written to the run directory)."""
+    run_dir = options.run_dir
+    config = load_config(run_dir)
+    slots = list(config.slots or [])
+    records = await anyio.to_thread.run_sync(load_records, run_dir)
+    unknown = set(options.coalition) - {s for r in records for s in r.slots}
+    if unknown:
+        raise UserError(f"--coalition names unknown slots: {', '.join(sorted(unknown))}")
+    chosen = choose(records, config, options)
+    repair = repair_model(config, options)
+    done = done_verdicts(run_dir, repair)
+    todo = [r for r in chosen if r.episode_id not in done]
+    what = "successes" if options.outcome == "success" else "failures"
+    print(
+        f"blaming {len(chosen)} {what} of coalition "
+        f"{'+'.join(options.coalition) or '(all default)'}, repaired by {repair}"
+        + (f"; {len(chosen) - len(todo)} already in {LOG}" if len(todo) < len(chosen) else ""),
+        file=out,
+        flush=True,
+    )
+    async with open_blamer(config, run_dir, repair) as blamer:
+        if not slots:
+            slots = list(blamer.factory.plan.agent.slots)
+        for record in todo[:CHECK_EPISODES]:
+            check = await blamer.reproduce(record)
+            if not check.replayable:
+                raise UserError(
+                    f"not replayable: {record.episode_id} did not reproduce ({check.diverged}); "
+                    "the agent or environment is not deterministic given identical answers"
+                )
+        entries = await blame_all(blamer, todo, run_dir / LOG, options.concurrency)
+    wanted = {r.episode_id for r in chosen}
+    every = [e for e in done.values() if e["episode_id"] in wanted] + entries
+    summary = summarise(every, slots)
+    summary.update(repair=repair, coalition=list(options.coalition), outcome=options.outcome)
+    command = "python -m agentbus.blame " + shlex.join(sys.argv[1:] or [str(run_dir)])
+    atomic_write(run_dir / "blame.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2))
+    atomic_write(run_dir / "blame.md", markdown(summary, repair, command).encode())
+    for line in table_lines(summary):
+        print(line, file=out)
+    print(f"written: {run_dir / 'blame.md'}, blame.json, {LOG}", file=out)
+    return summary
+
+
+@pipe_safe
+def main(argv: Sequence[str] | None = None) -> int:
+    configure(os.environ.get("AGENTBUS_LOG_LEVEL", "warning"))
+    started = time.perf_counter()
+    try:
+        options = parse(argv)
+        anyio.run(blame, options)
+    except UserError as exc:
+        print(f"agentbus.blame: error: {exc}", file=sys.stderr)
+        return 2
+    except InfraError as exc:
+        print(f"agentbus.blame: infrastructure error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\nagentbus.blame: interrupted; verdicts so far are in {LOG}", file=sys.stderr)
+        return 130
+    print(f"took {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+__all__ = ["blame", "main", "parse"]
