@@ -34,6 +34,7 @@ ENTRY_SHIMS = {
     "plan.py",
     "discover.py",
     "list.py",
+    "blame.py",
 }
 
 
