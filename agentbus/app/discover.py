@@ -5,6 +5,10 @@ Runs the agent on a few tasks with every module on one model (the default,
 every name the agent sends as ``model`` goes to that model), prints each
 module name with its calls, tokens and latency, and writes a config skeleton
 whose ``slots`` are those names, ready for ``python -m agentbus.run --config``.
+Each task's line says what the agent answered and how the run's scorer scores
+it, so a crashing agent or an answer the scorer cannot read shows before a
+run of thousands of episodes; when no task gave a result, it exits 1 and
+writes no config.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from agentbus.app.cli_args import OneLineParser
 from agentbus.app.config import RunConfig, build_config
 from agentbus.errors import InfraError, UserError
 from agentbus.gateway.runners import AgentFailed
+from agentbus.gateway.scorers import load_scorer, verdict
 from agentbus.gateway.server import Gateway
 from agentbus.gateway.session import ModuleStats, Session
-from agentbus.gateway.tasks import payload
+from agentbus.gateway.tasks import expected, payload
 from agentbus.llm.router import LLMRouter
 from agentbus.logs import configure
 from agentbus.sim.service import sim_service
@@ -50,6 +55,7 @@ def parser() -> OneLineParser:
     a("--out", type=Path, default=Path("agentbus-agent.toml"), help="config skeleton to write")
     a("--agent-timeout", type=float, default=300.0, help="seconds per agent run")
     a("--sim-speed", type=float, help="simulator speed factor (0 = no delays; default 6)")
+    a("--scorer", help="how answers are scored (exact, contains, numeric, regex, MODULE:FUNC)")
     return p
 
 
@@ -61,6 +67,10 @@ class Discovery:
     order: list[str] = field(default_factory=list)
     tasks: int = 0
     failures: list[str] = field(default_factory=list)
+    #: one line per task: its id, the agent's answer and the scorer's verdict
+    results: list[str] = field(default_factory=list)
+    #: tasks whose agent run gave a result
+    answered: int = 0
 
     def add(self, session: Session) -> None:
         for name, stats in session.modules.items():
@@ -78,7 +88,7 @@ def config_of(ns: argparse.Namespace) -> RunConfig:
     data: dict[str, Any] = {"default": ns.model, "agent_timeout_s": ns.agent_timeout}
     if ns.sim_speed is not None:
         data["sim"] = {"speed": ns.sim_speed}
-    for key in ("agent", "agent_cmd", "agent_url", "dataset", "env"):
+    for key in ("agent", "agent_cmd", "agent_url", "dataset", "env", "scorer"):
         if getattr(ns, key) is not None:
             data[key] = getattr(ns, key)
     config = build_config(data)
@@ -97,6 +107,7 @@ async def discover(config: RunConfig, count: int) -> Discovery:
     setup = external.load_tasks(config)
     tasks = setup.tasks[:count]
     runner = external.make_runner(config)
+    scorer = load_scorer(config.scorer) if config.scorer is not None else None
     found = Discovery()
     async with sim_service(config.sim.model_copy(update={"experts": []})) as sim:
         sim.model.add_tasks(config.env, tasks)
@@ -115,9 +126,13 @@ async def discover(config: RunConfig, count: int) -> Discovery:
                     )
                     ctx = gateway.open(session)
                     try:
-                        await runner.run(payload(task), ctx)
+                        result = await runner.run(payload(task), ctx)
                     except AgentFailed as exc:
                         found.failures.append(f"{task.id}: {exc}")
+                        found.results.append(f"{task.id}: no result (the agent failed)")
+                    else:
+                        found.answered += 1
+                        found.results.append(result_line(task.id, result, expected(task), scorer))
                     finally:
                         gateway.close(session)
                     if session.infra_error:
@@ -128,6 +143,19 @@ async def discover(config: RunConfig, count: int) -> Discovery:
                 await runner.aclose()
                 await gateway.stop()
     return found
+
+
+def result_line(task_id: str, result: dict[str, Any], task: dict[str, Any], scorer: Any) -> str:
+    """``ID: answer 'A' (expected 'E'): right, reward 1.00`` for one task."""
+    reward, success, how = verdict(result, task, scorer)
+    answer = result.get("answer", result)
+    line = f"{task_id}: answer {str(answer)[:60]!r}"
+    if "answer" in task:
+        line += f" (expected {str(task['answer'])[:60]!r})"
+    state = "right" if success else ("partly right" if reward else "wrong")
+    if how.startswith("scorer failed"):
+        state = how
+    return f"{line}: {state}, reward {reward:.2f}"
 
 
 def skeleton(config: RunConfig, modules: Sequence[str]) -> str:
@@ -149,7 +177,7 @@ def skeleton(config: RunConfig, modules: Sequence[str]) -> str:
     lines.append("slots = [" + ", ".join(_toml(m) for m in modules) + "]")
     lines.append(f"default = {_toml(config.default)}")
     lines.append('test = ["sim:strong"]')
-    lines.append('scorer = "exact"')
+    lines.append(f"scorer = {_toml(config.scorer or 'exact')}")
     return "\n".join(lines) + "\n"
 
 
@@ -167,6 +195,7 @@ def report(found: Discovery, model: str) -> str:
             f"{name:<20} {s.calls:>7} {s.prompt_tokens:>11} {s.completion_tokens:>11} "
             f"{mean * 1000:>10.1f} ms"
         )
+    rows.extend(found.results)
     for failure in found.failures:
         rows.append(f"agent failed on {failure}")
     return "\n".join(rows)
@@ -186,6 +215,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agentbus: infrastructure error: {exc}", file=sys.stderr)
         return 1
     print(report(found, config.default))
+    if not found.answered:
+        print(
+            f"no task gave a result ({len(found.failures)} agent failure(s)): fix the agent "
+            "before a run (the lines above say why); no config written"
+        )
+        return 1
     if not found.order:
         print(
             "the agent made no model calls through the gateway: does it read "
