@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus.messages import ActionProposed, Feedback, Observation
+from agentbus.outcome import ErrorKind
 
 #: How many tasks a run's generators make unless ``--tasks`` says otherwise.
 #: Lives here, not in the run config, so the standalone simulator
@@ -73,6 +74,12 @@ class Score(BaseModel):
     reward: float = 0.0
     success: bool = False
     details: dict[str, Any] = Field(default_factory=dict)
+    #: set when the agent's own behaviour ended the episode (an external agent that
+    #: crashed, timed out or gave no result): one of ``AGENT_ENDINGS``, so the
+    #: episode still counts, under its own kind rather than as a wrong answer
+    ending: ErrorKind | None = None
+    #: what the record's ``reason`` says with an ``ending`` (the agent's failure)
+    reason: str | None = None
 
 
 class Environment(ABC):

@@ -258,6 +258,9 @@ class Episode:
                 with anyio.fail_after(60):
                     score = await env.score()
                 reward, success, score_details = score.reward, score.success, score.details
+                if score.ending is not None and kind_counts(score.ending):
+                    self._kind = score.ending  # the agent's own failure: counted, named apart
+                    self._reason = score.reason or score.ending
         except ContextOverflow as exc:  # raised outside a handler (reset, score)
             self._end(f"context overflow: {exc}", "context_overflow")
         except InfraError as exc:

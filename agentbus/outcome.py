@@ -11,17 +11,47 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ErrorKind = Literal["infra", "actor", "timeout", "step_limit", "config", "context_overflow"]
+ErrorKind = Literal[
+    "infra",
+    "actor",
+    "timeout",
+    "step_limit",
+    "config",
+    "context_overflow",
+    "agent_crash",
+    "agent_timeout",
+    "agent_no_result",
+    "agent_refused",
+    "agent_cap",
+]
 
-#: endings that are the agent's own failure of the task: it ran out of rounds, or
-#: its prompt outgrew its model's context window. They count in v(S), scored as
-#: the environment stands, like an episode that ended normally.
-AGENT_ENDINGS: frozenset[str] = frozenset({"step_limit", "context_overflow"})
+#: how a user's own agent (``--agent``, ``--agent-cmd``, ``--agent-url``) can fail
+#: its episode, each with the words reports use. They are the agent's behaviour,
+#: so they count in v(S) as failures (reward 0), but they are not wrong answers:
+#: every report names them apart, so a crash is never read as a bad module.
+AGENT_FAILURES: dict[str, str] = {
+    "agent_crash": "the agent crashed",
+    "agent_timeout": "the agent ran past its time limit",
+    "agent_no_result": "the agent gave no result",
+    "agent_refused": "the agent called a module the run refuses",
+    "agent_cap": "the agent exceeded a cap",
+}
+
+#: endings that are the agent's own failure of the task: it ran out of rounds, its
+#: prompt outgrew its model's context window, or (a user's own agent) one of
+#: :data:`AGENT_FAILURES`. They count in v(S), scored as the environment stands,
+#: like an episode that ended normally.
+AGENT_ENDINGS: frozenset[str] = frozenset({"step_limit", "context_overflow", *AGENT_FAILURES})
 
 
 def kind_counts(error_kind: object) -> bool:
     """The one rule for whether an ending measures the agent (see ``counts_for_value``)."""
     return error_kind is None or error_kind in AGENT_ENDINGS
+
+
+def is_agent_failure(error_kind: object) -> bool:
+    """Whether an ending is one of a user's agent's own failures (:data:`AGENT_FAILURES`)."""
+    return isinstance(error_kind, str) and error_kind in AGENT_FAILURES
 
 
 class SlotUsage(BaseModel):

@@ -11,9 +11,12 @@ the evaluation grid, named by ``episode_id``. A cell may be attempted several
 times (an infrastructure failure is retried, a crash is resumed). The
 counting rule lives in :class:`RecordBook` and nowhere else:
 
-* a record *counts* when its outcome measures the agent: no error, or the
-  agent ran out of steps; infrastructure failures, crashes and wall-clock
-  timeouts never count and are tallied by kind;
+* a record *counts* when its outcome measures the agent: no error, or an
+  ending that is the agent's own (it ran out of steps, or a user's agent
+  crashed, ran past its limit, gave no result, called a refused module or
+  exceeded a cap: ``AGENT_ENDINGS``); infrastructure failures, crashes of
+  agentbus's own actors and wall-clock timeouts never count and are tallied
+  by kind;
 * each cell counts at most once: the counting record with the highest
   attempt number wins (on a tie, the later one);
 * a cell with failed attempts and no counting one is *unresolved*.
@@ -29,7 +32,7 @@ from __future__ import annotations
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,7 +40,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentbus.llm.prices import PriceTable
-from agentbus.outcome import Outcome, SlotUsage, kind_counts
+from agentbus.outcome import Outcome, SlotUsage, is_agent_failure, kind_counts
 
 if TYPE_CHECKING:
     from agentbus.episode import EpisodeSpec
@@ -309,6 +312,36 @@ class RecordBook:
         }
 
 
+def agent_failures(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
+    """How many counted episodes ended in each of the agent's own failures, and where.
+
+    ``by_kind`` (kind -> episodes), ``by_coalition`` (coalition key -> kind ->
+    episodes) and ``reasons`` (kind -> the first reason seen), over the
+    records given (the counting ones: these failures count in v(S) as the
+    agent's, so reports must say how many of a coalition's zeros they are).
+    """
+    by_kind: Counter[str] = Counter()
+    by_coalition: dict[str, Counter[str]] = {}
+    reasons: dict[str, str] = {}
+    episodes = 0
+    for record in records:
+        episodes += 1
+        kind = record.outcome.error_kind
+        if not is_agent_failure(kind):
+            continue
+        assert kind is not None
+        by_kind[kind] += 1
+        by_coalition.setdefault(record.coalition_key, Counter())[kind] += 1
+        reasons.setdefault(kind, record.outcome.reason)
+    return {
+        "episodes": episodes,
+        "failed": sum(by_kind.values()),
+        "by_kind": dict(sorted(by_kind.items())),
+        "by_coalition": {k: dict(sorted(c.items())) for k, c in by_coalition.items()},
+        "reasons": reasons,
+    }
+
+
 __all__ = [
     "Change",
     "EpisodeRecord",
@@ -316,6 +349,7 @@ __all__ = [
     "RecordBook",
     "RecordKind",
     "RecordPacker",
+    "agent_failures",
     "payload_counts",
     "price_usage",
 ]

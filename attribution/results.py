@@ -41,6 +41,7 @@ from rich.text import Text
 from scipy import special
 
 from agentbus.coalitions import coalition_label
+from agentbus.outcome import AGENT_FAILURES
 from attribution.allocation import within_task_correlation
 from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
@@ -540,6 +541,60 @@ def _interval_note(results: Mapping[str, Any]) -> str:
     )
 
 
+# -- failure kinds: a user's agent's own failures, named apart from wrong answers ------
+
+
+def _kinds_text(by_kind: Mapping[str, int]) -> str:
+    return ", ".join(f"{AGENT_FAILURES.get(k, k)} {n}" for k, n in by_kind.items())
+
+
+def _one_line(text: Any, width: int = 160) -> str:
+    """A reason fit for a table cell: one line, no pipes, at most ``width`` characters."""
+    flat = " ".join(str(text or "").split()).replace("|", "\\|")
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def agent_failure_line(results: Mapping[str, Any]) -> str | None:
+    """One line: how many counted episodes were the agent's own failures, by kind."""
+    failures = results.get("agent_failures")
+    if not isinstance(failures, Mapping) or not failures.get("failed"):
+        return None
+    return (
+        f"agent failures (counted as the agent's zeros in v(S)): {failures['failed']} of "
+        f"{failures['episodes']} episodes: {_kinds_text(failures['by_kind'])}"
+    )
+
+
+def agent_failure_markdown(results: Mapping[str, Any]) -> str | None:
+    """The results.md section: failures per kind (with a first reason) and per coalition."""
+    line = agent_failure_line(results)
+    if line is None:
+        return None
+    failures = results["agent_failures"]
+    kinds = list(failures["by_kind"])
+    per_kind = _md_table(
+        ["kind", "episodes", "first reason"],
+        [
+            [f"`{k}` ({AGENT_FAILURES.get(k, k)})", str(n), _one_line(failures["reasons"].get(k))]
+            for k, n in failures["by_kind"].items()
+        ],
+    )
+    by_coalition = failures["by_coalition"]
+    keys = ordered_keys(list(results.get("slots") or []), list(by_coalition))
+    per_coalition = _md_table(
+        ["coalition", *kinds],
+        [
+            [k or "(all default)", *(str(by_coalition[k].get(kind, 0)) for kind in kinds)]
+            for k in keys
+        ],
+    )
+    return (
+        f"## Agent failures\n\n{line[0].upper() + line[1:]}. Each is a reward of 0 in its "
+        "coalition's v(S): the agent's behaviour, not the machine's.\n\n"
+        f"{per_kind}\n\nPer coalition:\n\n{per_coalition}"
+    )
+
+
 def to_markdown(results: Mapping[str, Any]) -> str:
     """The paper's tables (Shapley, Banzhaf), coalition rates and the best combination."""
     models = list(results["models"])
@@ -595,6 +650,9 @@ def to_markdown(results: Mapping[str, Any]) -> str:
         parts.append(gave_up)
     rows = _coalition_rows(results)
     parts.append(f"## {_coalition_title(results)}\n\n" + _md_table(["coalition", *models], rows))
+    failed = agent_failure_markdown(results)
+    if failed:
+        parts.append(failed)
     if results.get("best_run"):
         parts.append("## Whole agents\n\n" + _md_table(["agent", "Acc"], _agent_rows(results)))
     best = results.get("best")

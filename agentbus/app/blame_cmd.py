@@ -88,7 +88,6 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
     """Run the whole command; returns the summary (also written to the run directory)."""
     run_dir = options.run_dir
     config = load_config(run_dir)
-    slots = list(config.slots or [])
     records = await anyio.to_thread.run_sync(load_records, run_dir)
     unknown = set(options.coalition) - {s for r in records for s in r.slots}
     if unknown:
@@ -106,8 +105,7 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
         flush=True,
     )
     async with open_blamer(config, run_dir, repair) as blamer:
-        if not slots:
-            slots = list(blamer.factory.plan.agent.slots)
+        slots = list(blamer.factory.plan.agent.slots)  # a decisive call can be any slot's
         for record in todo[:CHECK_EPISODES]:
             check = await blamer.reproduce(record)
             if not check.replayable:

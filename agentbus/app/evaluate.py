@@ -45,14 +45,14 @@ from agentbus.events import RUN_FINISHED, RUN_STARTED, EventHub
 from agentbus.interrupt import in_daemon_thread
 from agentbus.llm.router import LLMRouter
 from agentbus.llm.spec import parse_spec
-from agentbus.record import EpisodeRecord
+from agentbus.record import EpisodeRecord, agent_failures
 from agentbus.runs.progress import Progress
 from agentbus.runs.server import LiveServer
 from agentbus.runs.store import RunStore
 from agentbus.runtime import Runtime
 from agentbus.sim.profiles import ProfileSet
 from agentbus.sim.service import SimHandle, sim_service
-from attribution.results import build_results, to_markdown
+from attribution.results import agent_failure_line, build_results, to_markdown
 from attribution.service import AttributionService
 
 #: stop early when this many episodes in a row failed on the infrastructure
@@ -672,6 +672,7 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     gateway = None
     if external.is_external(config):  # calls per module, refusals, agents that gave no result
         gateway = results["gateway"] = external.summary(service.everything.book.records())
+        results["agent_failures"] = agent_failures(service.everything.book.records("coalition"))
     slots = results.get("slots") or []
     results["answers"] = answer_summary(service.everything.book.records(), slots)
     results["reward_kind"] = reward_kind(service.everything.book.records())
@@ -701,12 +702,12 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     prep.store.write_text("results.md", markdown)
     if config.plots:
         _write_plots(results, prep.run_dir / "plots", console)
-    note = external.summary_line(gateway) if gateway is not None else None
+    note = external.summary_line(gateway, config.unmapped) if gateway is not None else None
     print_summary(
         results,
         console,
         show_details=config.details,
-        notes=[note, answer_line(results["answers"])],
+        notes=[agent_failure_line(results), note, answer_line(results["answers"])],
     )
     print_budget_stop(results, console, prep.run_dir)
     if adaptive is not None and adaptive.stop_reason:

@@ -131,10 +131,11 @@ def make_runner(config: RunConfig, cwd: Path | None = None) -> AgentRunner:
 
 
 def summary(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
-    """Run-level gateway figures: calls per module, and refused or unmapped modules."""
+    """Run-level gateway figures: calls per module, refused, unknown and unmapped modules."""
     calls: dict[str, int] = {}
     refused: dict[str, int] = {}
     unmapped: set[str] = set()
+    unknown: set[str] = set()
     failed = 0
     for record in records:
         details = record.outcome.details
@@ -144,26 +145,42 @@ def summary(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
         for module, count in (gateway.get("refused") or {}).items():
             refused[module] = refused.get(module, 0) + int(count)
         unmapped.update(gateway.get("unmapped") or ())
+        unknown.update(gateway.get("unknown") or ())
         failed += "agent_error" in details
     out: dict[str, Any] = {"calls": calls, "agent_failures": failed}
     if refused:
         out["refused"] = refused
     if unmapped:
         out["unmapped"] = sorted(unmapped)
+    if unknown:
+        out["unknown"] = sorted(unknown)
     return out
 
 
-def summary_line(figures: dict[str, Any]) -> str | None:
-    """One console line when something needs the user's eye (refusals, agent failures)."""
+def summary_line(figures: dict[str, Any], unmapped_model: str | None = None) -> str | None:
+    """One console line when the gateway refused or redirected calls.
+
+    Calls to a module that is no slot go to ``--unmapped MODEL`` when one was
+    given, and are refused otherwise: the line says which happened. The
+    agent's failures have their own line (``agent_failure_line``).
+    """
     parts = []
-    if figures.get("refused"):
+    unknown = set(figures.get("unknown") or ())
+    refused = figures.get("refused") or {}
+    off = {m: n for m, n in refused.items() if m not in unknown}
+    if off:
         parts.append(
-            "refused calls: " + ", ".join(f"{m} {n}" for m, n in sorted(figures["refused"].items()))
+            "calls to switched-off modules refused: "
+            + ", ".join(f"{m} {n}" for m, n in sorted(off.items()))
+        )
+    if unknown:
+        parts.append(
+            "calls to modules that are no slot refused (no --unmapped given): "
+            + ", ".join(f"{m} {refused.get(m, 0)}" for m in sorted(unknown))
         )
     if figures.get("unmapped"):
-        parts.append("modules sent to --unmapped: " + ", ".join(figures["unmapped"]))
-    if figures.get("agent_failures"):
-        parts.append(f"{figures['agent_failures']} episodes where the agent gave no result")
+        target = f" ({unmapped_model})" if unmapped_model else ""
+        parts.append(f"modules sent to --unmapped{target}: " + ", ".join(figures["unmapped"]))
     return "gateway: " + "; ".join(parts) if parts else None
 
 

@@ -13,6 +13,7 @@ environment as the one action of the episode.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,7 @@ from agentbus.gateway.server import Gateway
 from agentbus.gateway.session import Session
 from agentbus.llm.types import LLM
 from agentbus.messages import ActionProposed, Feedback, Observation, TaskStarted
+from agentbus.outcome import is_agent_failure
 
 OFF = "off"
 DRIVER = "agent"
@@ -53,6 +55,37 @@ class GatewaySlot(Actor):
     @on(GatewayMessage)
     async def seen(self, msg: GatewayMessage) -> None:
         return None
+
+
+#: the phrases runners open their failure messages with, by the kind they name;
+#: a cap is named by the word (the sandbox's "stdout cap of N bytes exceeded")
+_PHRASES = re.compile(
+    r"(?P<agent_timeout>ran past its time limit|timed out)"
+    r"|(?P<agent_no_result>printed no JSON|not a result object|has neither|invalid JSON"
+    r"|no result)"
+    r"|(?P<agent_cap>\bcaps?\b|too (?:large|long|much))"
+    r"|(?P<agent_crash>exited with status|raised|cannot start|answered HTTP|killed|signal)",
+    re.IGNORECASE,
+)
+
+
+def failure_kind(exc: Exception, session: Session) -> str:
+    """Which of :data:`~agentbus.outcome.AGENT_FAILURES` a runner's failure is.
+
+    A runner may say so itself (a ``kind`` attribute); otherwise the earliest
+    known phrase of its message decides: what follows the runner's own words
+    quotes the agent's stderr or exception, which could say anything. A crash
+    or a missing result in an episode where the gateway refused a call is put
+    down to the refusal: that is what the user has to change.
+    """
+    given = getattr(exc, "kind", None)
+    if is_agent_failure(given):
+        return str(given)
+    found = _PHRASES.search(str(exc))
+    kind = found.lastgroup if found is not None and found.lastgroup else "agent_crash"
+    if kind in ("agent_crash", "agent_no_result") and session.refused_calls():
+        return "agent_refused"
+    return kind
 
 
 @dataclass
@@ -106,7 +139,7 @@ class AgentDriver(Actor):
             result = await self.config.runner.run(task, ctx)
             outcome = {"result": result}
         except AgentFailed as exc:
-            outcome = {"error": str(exc)}
+            outcome = {"error": str(exc), "kind": failure_kind(exc, session)}
         finally:
             gateway.close(session)
         if session.infra_error is not None:
@@ -119,4 +152,4 @@ class AgentDriver(Actor):
         return None  # the verdict: the episode ends with it
 
 
-__all__ = ["AgentDriver", "DriverConfig", "EpisodeLink", "GatewaySlot"]
+__all__ = ["AgentDriver", "DriverConfig", "EpisodeLink", "GatewaySlot", "failure_kind"]

@@ -19,6 +19,7 @@ from agentbus.errors import UserError
 from agentbus.gateway.scorers import Scorer, load_scorer, verdict
 from agentbus.gateway.tasks import ENV, expected, load_jsonl, payload
 from agentbus.messages import ActionProposed, Feedback, Observation
+from agentbus.outcome import is_agent_failure
 
 
 class ExternalEnvironment(Environment):
@@ -52,14 +53,23 @@ class ExternalEnvironment(Environment):
         except orjson.JSONDecodeError:
             outcome = {"error": "unreadable result"}
         details: dict[str, Any] = {"gateway": outcome.get("gateway", {})}
+        if "answer" in self.task.hidden:
+            details["expected"] = self.task.hidden["answer"]
         result = outcome.get("result")
         if not isinstance(result, dict):
-            details["agent_error"] = outcome.get("error", "no result")
-            self._score = Score(reward=0.0, success=False, details=details)
+            error = str(outcome.get("error", "no result"))
+            kind = outcome.get("kind")
+            ending: Any = kind if is_agent_failure(kind) else "agent_no_result"
+            details["agent_error"] = error
+            details["verdict"] = ending
+            self._score = Score(
+                reward=0.0, success=False, details=details, ending=ending, reason=error
+            )
         else:
             reward, success, how = verdict(result, expected(self.task), self.scorer)
             details["scored_by"] = how
             details["result"] = result
+            details["verdict"] = "right" if success else ("partly right" if reward else "wrong")
             self._score = Score(reward=reward, success=success, details=details)
         return Feedback(
             text="scored", done=True, success=self._score.success, reward=self._score.reward

@@ -109,15 +109,21 @@ class Session:
             "unknown_module",
         )
 
+    def refused_calls(self) -> int:
+        """Calls the gateway refused in this episode (switched-off or unknown modules)."""
+        return sum(s.refused for s in self.modules.values())
+
     def summary(self) -> dict[str, Any]:
         """Per-module statistics for the episode's record (``details.gateway``)."""
         out: dict[str, Any] = {"modules": {m: s.to_dict() for m, s in self.modules.items()}}
         refused = {m: s.refused for m, s in self.modules.items() if s.refused}
         if refused:
             out["refused"] = refused
-        unmapped = sorted(m for m in self.modules if m not in self.slots and m not in self.off)
-        if unmapped:
-            out["unmapped"] = unmapped
+        unknown = sorted(m for m in self.modules if m not in self.slots and m not in self.off)
+        if unknown and self.fallback is not None:
+            out["unmapped"] = unknown  # answered by the run's fallback model
+        elif unknown:
+            out["unknown"] = unknown  # no fallback: every such call was refused
         return out
 
 

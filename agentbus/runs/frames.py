@@ -4,9 +4,11 @@ One row per counted episode (the record that counts for its cell, by the run's
 own rule; infrastructure errors that were retried or given up are left out,
 as they are from every estimate): ids, the test and default model, the
 coalition, the model of every slot, reward, success, steps, tokens and cost in
-total and per slot, and why it failed (``failure_kind``: the error kind, or
-``wrong`` for a task failure; empty on success). Rows of the best-combination
-run, when there is one, have ``kind`` ``best``; the coalition rows
+total and per slot, and why it failed (``failure_kind``: the error kind, one
+of a user's agent's own failures such as ``agent_crash``, or ``wrong`` for a
+task failure; empty on success) with the ``reason``; for a user's own agent
+also its ``answer``, the ``expected`` answer and the scorer's ``verdict``.
+Rows of the best-combination run, when there is one, have ``kind`` ``best``; the coalition rows
 (``kind == "coalition"``) are the ones results.json's coalition means are
 taken over.
 
@@ -71,6 +73,23 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def answer_columns(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The agent's answer, the expected answer and the scorer's verdict (gateway runs).
+
+    ``verdict`` is ``right``, ``partly right``, ``wrong`` or the agent's
+    failure kind; all three are None for environments that score otherwise.
+    """
+    details = _as_dict(outcome.get("details"))
+    result = _as_dict(details.get("result"))
+    answer = result.get("answer")
+    expected = details.get("expected")
+    return {
+        "answer": None if answer is None else str(answer),
+        "expected": None if expected is None else str(expected),
+        "verdict": details.get("verdict"),
+    }
+
+
 def episode_rows(run_dir: Path) -> list[dict[str, Any]]:
     """One flat row per counted episode (see the module docstring)."""
     run_dir = check_run_dir(run_dir)
@@ -105,6 +124,7 @@ def episode_rows(run_dir: Path) -> list[dict[str, Any]]:
             "latency_s": float(outcome.get("latency_s", 0.0) or 0.0),
             "failure_kind": failure_kind(outcome),
             "reason": outcome.get("reason"),
+            **answer_columns(outcome),
         }
         total_cost = 0.0
         for slot in slots:

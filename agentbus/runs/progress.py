@@ -32,6 +32,7 @@ from agentbus.events import (
     EventHub,
 )
 from agentbus.labels import model_labels
+from agentbus.outcome import is_agent_failure
 from agentbus.record import payload_counts
 
 RATE_WINDOW_S = 30.0
@@ -174,6 +175,8 @@ class RunState:
         self.started = 0
         self.done = 0
         self.errors = 0
+        #: counted episodes that ended in one of a user's agent's own failures
+        self.agent_failures = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.llm_calls = 0
@@ -257,6 +260,7 @@ class RunState:
                 self.done += 1
             self.reward_sum += reward
             self.successes += success
+            self.agent_failures += is_agent_failure(outcome.get("error_kind"))
             row["n"] += 1
             row["reward_sum"] += reward
             row["successes"] += success
@@ -350,6 +354,7 @@ class RunState:
             "done_this_process": self.done,
             "started": self.started,
             "errors": self.errors,
+            "agent_failures": self.agent_failures,
             "mean_reward": self.reward_sum / self.done if self.done else None,
             "episodes_per_s": eps,
             "tokens_per_s": tps,
@@ -416,6 +421,8 @@ class RunState:
             f"{s['tokens_per_s']:.0f} tok/s",
             f"errors {s['errors']}",
         ]
+        if s["agent_failures"]:
+            parts.append(f"agent failures {s['agent_failures']}")
         if s["eta_s"] is not None:
             parts.append(eta_text(s["eta_s"], s["total_is_cap"]))
         if s["phi"]:

@@ -47,8 +47,33 @@ def _fields(entry: Mapping[str, Any], text_key: str | None) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k not in skip and v is not None}
 
 
+#: the gateway's messages: a user's agent's model calls, numbered per episode
+GATEWAY_TYPES = ("GatewayRequest", "GatewayAnswer")
+
+
+def _gateway_calls(trace: Sequence[Mapping[str, Any]]) -> bool:
+    return any(e.get("type") in GATEWAY_TYPES and isinstance(e.get("call"), int) for e in trace)
+
+
 def _steps(trace: Sequence[Mapping[str, Any]]) -> list[int]:
-    """The step of each entry: its ``round`` (carried forward), else feedback count."""
+    """The step of each entry: its ``round`` (carried forward), else feedback count.
+
+    A user's agent (through the gateway) makes its whole run one environment
+    step, so there the unit is its model calls: a request and its answer are
+    step ``call``; the task comes before them (0), the result and the verdict
+    after the last one.
+    """
+    if _gateway_calls(trace):
+        out, current, last = [], 0, 0
+        for e in trace:
+            call = e.get("call")
+            if e.get("type") in GATEWAY_TYPES and isinstance(call, int):
+                current = call
+                last = max(last, call)
+            elif e.get("type") in ("ActionProposed", "Feedback"):
+                current = last + 1
+            out.append(current)
+        return out
     has_round = any(isinstance(e.get("round"), int) for e in trace)
     steps, current, feedback = [], 0, 0
     for e in trace:
@@ -61,6 +86,19 @@ def _steps(trace: Sequence[Mapping[str, Any]]) -> list[int]:
             if e.get("type") == "Feedback":
                 feedback += 1
     return steps
+
+
+def _answer_of(outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """The agent's answer, the expected one and the verdict (a user's agent; else None)."""
+    raw = outcome.get("details")
+    details: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    result = details.get("result")
+    answer = result.get("answer") if isinstance(result, Mapping) else None
+    return {
+        "answer": answer,
+        "expected": details.get("expected"),
+        "verdict": details.get("verdict"),
+    }
 
 
 def transcript(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -143,8 +181,10 @@ def transcript(event: Mapping[str, Any]) -> dict[str, Any]:
             "error_kind": outcome.get("error_kind"),
             "error": outcome.get("error"),
             "failure": failure_kind(outcome),
+            **_answer_of(outcome),
             "details": outcome.get("details") or {},
         },
+        "unit": "call" if _gateway_calls(trace) else "step",
         "usage": dict(usage),
         "turns": turns,
     }
@@ -154,7 +194,8 @@ _SPACE = re.compile(r"\s+")
 
 
 def _signature(turn: Mapping[str, Any]) -> str:
-    return f"{turn['type']}|{turn['sender']}|{_SPACE.sub(' ', turn['text']).strip()}"
+    module = turn["fields"].get("module", "") if turn["type"] in GATEWAY_TYPES else ""
+    return f"{turn['type']}|{turn['sender']}|{module}|{_SPACE.sub(' ', turn['text']).strip()}"
 
 
 def coalition_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
@@ -188,6 +229,7 @@ def coalition_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]
         "b": {k: v for k, v in tb.items() if k != "turns"},
         "slots_differ": differs,
         "first_divergent_step": first,
+        "unit": "call" if "call" in (ta["unit"], tb["unit"]) else "step",
         "steps": rows,
         "notes": notes,
     }
@@ -222,6 +264,10 @@ def render_text(t: Mapping[str, Any], *, prompts: bool = False, width: int = 100
         f"coalition {t['coalition'] or '(none)'} on test model {t.get('test_model') or '-'}",
         "slots: " + ", ".join(f"{s}={t['assignment'].get(s, '?')}" for s in t["slots"]),
     ]
+    if v.get("verdict") is not None:  # a user's agent: what it answered comes first
+        head.append(
+            f"answer {v.get('answer')!r}, expected {v.get('expected')!r}: {v['verdict']}"
+        )
     out = ["\n".join(head), ""]
     if not t["traced"]:
         out.append("no message trace stored for this episode (the run used --no-trace)")
@@ -229,7 +275,7 @@ def render_text(t: Mapping[str, Any], *, prompts: bool = False, width: int = 100
     for turn in t["turns"]:
         if turn["step"] != step:
             step = turn["step"]
-            out.append(f"--- step {step} ---")
+            out.append(f"--- {t.get('unit', 'step')} {step} ---")
         who = turn["sender"] + (f" ({turn['model']})" if turn.get("model") else "")
         out.append(f"[{turn['type']}] {who}")
         if turn["text"]:

@@ -115,9 +115,15 @@ function coalitionKey(c) {
 }
 const showKey = (k) => k || "(none)";
 
+// endings that are the agent's own and count in v(S): agentbus/outcome.py AGENT_ENDINGS
+// (tests/test_agent_failures.py checks the two lists agree)
+const AGENT_ENDINGS = ["step_limit", "context_overflow", "agent_crash", "agent_timeout",
+  "agent_no_result", "agent_refused", "agent_cap"];
+const isAgentFailure = (kind) => typeof kind === "string" && kind.startsWith("agent_");
+
 function counts(ev) {
   const o = ev.outcome || {};
-  return o.error_kind === undefined || o.error_kind === null || o.error_kind === "step_limit";
+  return o.error_kind === undefined || o.error_kind === null || AGENT_ENDINGS.includes(o.error_kind);
 }
 
 // Per-coalition means shown to the user come from the estimate (whole task
@@ -141,6 +147,7 @@ function fromStatus(s) {
       rewardSum: (c.mean_reward || 0) * c.n, successes: (c.success_rate || 0) * c.n, errors: c.errors });
   }
   const out = { offset: s.offset || 0, total: s.total, done: s.done, errors: s.errors,
+    agentFailures: s.agent_failures || 0,
     rewardSum: (s.mean_reward || 0) * (s.done_this_process || 0), counted: s.done_this_process || 0,
     eps: s.episodes_per_s, tps: s.tokens_per_s, phi: s.phi || [], coalitions,
     recent: s.recent || [], finished: s.finished, snapshotN: s.phi_episodes ?? null,
@@ -194,6 +201,7 @@ function apply(ev) {
     if (counts(ev)) {
       state.done += 1; state.counted += 1; state.rewardSum += reward;
       row.n += 1; row.rewardSum += reward; row.successes += o.success ? 1 : 0;
+      if (isAgentFailure(o.error_kind)) state.agentFailures += 1;
     } else { state.errors += 1; row.errors += 1; }
     state.recent.unshift({ seq: ev.seq, episode_id: ev.episode_id, task_id: ev.task_id, coalition: key, test_model: model,
       reward, success: !!o.success, steps: o.steps || 0,
@@ -232,6 +240,7 @@ function render() {
   $("eps").textContent = fmt(state.eps, 2);
   $("tps").textContent = fmt(state.tps, 0);
   $("errors").textContent = state.errors;
+  $("agent-failures").textContent = state.agentFailures || 0;
   // no pooled mean reward: it mixes coalitions and is biased mid-run
   $("reward").textContent = isNum(state.admittedTasks) ? String(state.admittedTasks) : "-";
   $("meter-fill").style.width = state.total ? Math.min(100, (100 * state.done) / state.total) + "%" : "0";

@@ -30,6 +30,11 @@ function el(tag, attrs, ...children) {
 }
 
 const showCoalition = (k) => (k ? k : "(none)");
+// a user's agent's own failures (agentbus/outcome.py AGENT_FAILURES), in words
+const FAILURE_WORDS = { agent_crash: "agent crashed", agent_timeout: "agent ran past its time limit",
+  agent_no_result: "agent gave no result", agent_refused: "agent called a refused module",
+  agent_cap: "agent exceeded a cap" };
+const failureLabel = (k) => (FAILURE_WORDS[k] ? FAILURE_WORDS[k] + " (" + k + ")" : String(k));
 const short = (v, n = 200) => { const t = typeof v === "string" ? v : JSON.stringify(v); return t.length > n ? t.slice(0, n - 1) + "\u2026" : t; };
 let knownSlots = [];  // from the open transcript, until the facets arrive
 const slotColor = (slot) => {
@@ -93,7 +98,8 @@ function fillSelect(id, values, label) {
   const sel = $(id);
   const keep = sel.value;
   sel.replaceChildren(el("option", { value: id === "f-coalition" ? "*" : "" }, "any " + label),
-    ...values.map((v) => el("option", { value: v }, id === "f-coalition" ? showCoalition(v) : v)));
+    ...values.map((v) => el("option", { value: v },
+      id === "f-coalition" ? showCoalition(v) : id === "f-failure" ? failureLabel(v) : v)));
   if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
 }
 
@@ -194,13 +200,25 @@ function turnItem(turn) {
     head, text, fieldList(fields), ...(turn.calls || []).map(callBlock));
 }
 
+// a user's agent's answer, the expected answer and the verdict, before anything else
+function answerBlock(v) {
+  if (v.verdict === undefined || v.verdict === null) return null;
+  const show = (x) => (x === undefined || x === null ? "(none)" : short(x, 300));
+  return el("dl", { class: "answer-first" },
+    el("dt", {}, "answer"), el("dd", { class: "agent-answer" }, show(v.answer)),
+    el("dt", {}, "expected"), el("dd", { class: "expected-answer" }, show(v.expected)),
+    el("dt", {}, "verdict"), el("dd", { class: "verdict-word " + (v.success ? "pos" : "neg") }, failureLabel(v.verdict)));
+}
+
 function verdictBlock(t) {
   const v = t.verdict;
-  return el("div", { class: "verdict " + (v.success ? "pos" : "neg") },
-    el("strong", {}, v.success ? "solved" : "not solved" + (v.failure ? " (" + v.failure + ")" : "")),
+  const details = Object.assign({}, v.details || {});
+  for (const k of ["result", "expected", "verdict"]) delete details[k];
+  return el("div", { class: "verdict " + (v.success ? "pos" : "neg") }, answerBlock(v),
+    el("strong", {}, v.success ? "solved" : "not solved" + (v.failure ? " (" + failureLabel(v.failure) + ")" : "")),
     " \u00b7 reward " + fmt(v.reward, 2) + " \u00b7 " + v.steps + " steps \u00b7 why: " + (v.reason || "-"),
     v.error ? el("div", {}, "error: " + v.error) : null,
-    Object.keys(v.details || {}).length ? el("div", { class: "muted" }, "details: " + short(v.details, 400)) : null);
+    Object.keys(details).length ? el("details", { class: "muted" }, el("summary", {}, "details"), el("pre", {}, JSON.stringify(details, null, 2))) : null);
 }
 
 function headBlock(t) {
@@ -223,7 +241,7 @@ async function showEpisode(id) {
     if (!t.traced) $("trace").appendChild(el("li", {}, "no message trace stored for this episode (the run used --no-trace)"));
     let step = null;
     for (const turn of t.turns) {
-      if (turn.step !== step) { step = turn.step; $("trace").appendChild(el("li", { class: "step-mark" }, "step " + step)); }
+      if (turn.step !== step) { step = turn.step; $("trace").appendChild(el("li", { class: "step-mark" }, (t.unit || "step") + " " + step)); }
       $("trace").appendChild(turnItem(turn));
     }
     const same = await getJSON("api/same-task/" + encodeURIComponent(id));
@@ -258,12 +276,12 @@ async function showDiff(a, b) {
     $("diff-summary").textContent = "task " + d.a.task_id + "; slots on different models: " +
       (d.slots_differ.join(", ") || "none") + "; " + (d.first_divergent_step === null
         ? "the two episodes did the same thing at every step"
-        : "first divergent step: " + d.first_divergent_step) + (d.notes.length ? " (" + d.notes.join("; ") + ")" : "");
+        : "first divergent " + (d.unit || "step") + ": " + d.first_divergent_step) + (d.notes.length ? " (" + d.notes.join("; ") + ")" : "");
     for (const row of d.steps) {
       const first = row.step === d.first_divergent_step;
       body.appendChild(el("tr", { class: (row.same ? "same" : "differs") + (first ? " diverge" : ""), "data-step": row.step,
         "data-first": first ? "true" : null },
-        el("td", { class: "step" }, String(row.step), first ? el("div", { class: "badge neg" }, "diverges") : null),
+        el("td", { class: "step" }, (d.unit === "call" ? "call " : "") + String(row.step), first ? el("div", { class: "badge neg" }, "diverges") : null),
         el("td", {}, ...row.a.map(compactTurn)), el("td", {}, ...row.b.map(compactTurn))));
     }
   } catch (err) {

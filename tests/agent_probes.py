@@ -1,0 +1,41 @@
+"""In-process probe agents for the tests of agent failures (issue 41).
+
+``run`` behaves by task id: ``crash*`` raises, ``hang*`` sleeps past any
+limit, ``empty*`` returns no answer, ``refused*`` calls a module that is no
+slot and gives up when the gateway refuses it; every other task asks the
+planner, then the solver, and returns the solver's ANSWER line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+_ANSWER = re.compile(r"ANSWER:\s*(.+)")
+
+
+async def _ask(ctx: Any, module: str, prompt: str) -> str:
+    reply = await ctx.openai.chat.completions.create(
+        model=module,
+        messages=[{"role": "user", "content": prompt + "\nEnd with a line 'ANSWER: <value>'."}],
+        temperature=0,
+    )
+    found = _ANSWER.findall(reply.choices[0].message.content or "")
+    return found[-1].strip() if found else ""
+
+
+async def run(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    ident = str(task["id"])
+    if ident.startswith("crash"):
+        raise RuntimeError("the probe crashed on purpose")
+    if ident.startswith("hang"):
+        await asyncio.sleep(3600)
+    if ident.startswith("empty"):
+        return {"note": "no answer key"}
+    if ident.startswith("refused"):
+        await _ask(ctx, "checker", task["question"])  # raises NotFoundError (404)
+    off = ctx.off_slots
+    plan = "" if "planner" in off else await _ask(ctx, "planner", f"Plan: {task['question']}")
+    answer = await _ask(ctx, "solver", f"Task: {task['question']}\nA guess: {plan}")
+    return {"answer": answer}

@@ -1,0 +1,93 @@
+"""Blame by counterfactual replay, checked against the simulator's own mistakes.
+
+One small math run (6 tasks, planning varied: 12 episodes) is blamed end to
+end: every failure of the all-default agent must reproduce from the run's
+cache, every decisive step found must be a call where the simulator rolled a
+mistake, a second blame must resume from blame.jsonl without replaying, and
+a record whose prefix does not match what the agent does again must be
+reported as not replayable, not guessed on.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+
+from agentbus.app.blame import LOG, BlameOptions, choose, load_config, load_records, open_blamer
+from agentbus.app.blame_cmd import blame
+from agentbus.app.run import main as run_main
+from agentbus.calltrace import expand_prompts
+from agentbus.replay.calls import Intervention, Recorded, recorded_calls
+from agentbus.replay.search import replay
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("blame") / "run"
+    argv = ["--run-dir", str(out), "--tasks", "6", "--slots", "planning"]
+    argv += ["--sim-speed", "0", "--no-plots", "--progress", "off", "--no-preflight"]
+    assert run_main(argv) == 0
+    return out
+
+
+def test_decisive_steps_are_the_simulators_mistakes(run_dir: Path) -> None:
+    text = io.StringIO()
+    summary = anyio.run(blame, BlameOptions(run_dir), text)
+    entries = [orjson.loads(line) for line in (run_dir / LOG).read_bytes().splitlines()]
+    assert summary["episodes"] == len(entries) >= 3
+    assert summary["replayable"] == summary["episodes"], summary["not_replayable"]
+    decisive = [e for e in entries if e["status"] == "decisive"]
+    assert decisive, "no failure of the weak agent was decided by one call"
+    for e in decisive:
+        assert e["truth"] is True, e  # the repaired call is one the simulator got wrong
+        assert e["step"] in e["mistakes"]
+        assert e["replays"] >= 2  # the reproduction and the flipping replay
+    for e in entries:
+        if e["status"] == "none":
+            assert e["replays"] - 1 == len(e["tried"])
+    assert summary["truth"]["accuracy"] == 1.0
+    assert "share" in text.getvalue() and (run_dir / "blame.md").exists()
+    # resumed: nothing is replayed again, the summary is the same
+    again = anyio.run(blame, BlameOptions(run_dir), io.StringIO())
+    assert len((run_dir / LOG).read_bytes().splitlines()) == len(entries)
+    assert again["modules"] == summary["modules"]
+
+
+async def _replays(run_dir: Path) -> tuple[Any, Any, Any]:
+    config = load_config(run_dir)
+    record = choose(load_records(run_dir), config, BlameOptions(run_dir))[0]
+    recorded = recorded_calls(expand_prompts(record.outcome.trace or []))
+    async with open_blamer(config, run_dir, "sim:strong") as blamer:
+        spec = blamer._spec(record)
+        honest = await replay(spec, recorded)
+        # another answer on record than the one the agent gets again: the prefix
+        # did not reproduce, and the replay must say so
+        slot = next(iter(recorded))
+        tampered = dict(recorded)
+        first = tampered[slot][0]
+        tampered[slot] = [Recorded(first.prompt, first.answer + " (edited)"), *tampered[slot][1:]]
+        broken = await replay(blamer._spec(record), tampered)
+        repaired = await replay(
+            blamer._spec(record),
+            recorded,
+            Intervention(2, honest.calls[2].slot),
+            blamer.router.client("sim:strong"),
+        )
+    return honest, broken, repaired
+
+
+def test_the_prefix_is_the_record_or_not_replayable(run_dir: Path) -> None:
+    honest, broken, repaired = anyio.run(_replays, run_dir)
+    assert honest.replayable and all(c.cached for c in honest.calls if c.done)
+    # at most the call the episode's end cut off in the original, never answered again
+    assert sum(not c.done for c in honest.calls) <= 1
+    assert not broken.replayable and "differs from the record" in (broken.diverged or "")
+    assert repaired.replayable
+    assert [c.text for c in repaired.calls[:2]] == [c.text for c in honest.calls[:2]]
+    assert all(c.cached for c in repaired.calls[:2]) and repaired.calls[2].repaired
+    assert repaired.calls[2].text != honest.calls[2].text
