@@ -17,7 +17,20 @@
   model) has no ended episode yet, only :data:`START_IN_FLIGHT` episodes run.
   (The first gate projected every episode at the mean so far, zero before
   any had ended: the default run started all 480 episodes at once and billed
-  $0.93 of a $0.50 budget; now $0.51 of $0.50, $1.98 of $2, $5.01 of $5.)
+  $0.93 of a $0.50 budget.)
+  Every episode in flight keeps its reservation (:meth:`AssignmentCosts.reserve`,
+  at least the most any episode of its slots' models has cost; 0 while
+  they have none) until it ends, the last ones too: an earlier gate priced
+  an episode that ran alone at its mean, so the run could pass the budget
+  by one long episode's excess over that mean ($1.0532 billed of $1 on a
+  loaded machine, when a long strong-model episode happened to be last).
+  Every admission keeps spent + the reservations in flight within the
+  budget, so the final bill passes it by at most what the episodes in
+  flight at the last admission cost beyond their reservations, whatever
+  the concurrency or the order they end in. ``stopped_at`` states that
+  figure (``overshoot_bound_usd``; 0 when each stayed within its
+  reservation). The price of a cap: the run stops once the next episode's
+  reservation no longer fits, up to one reservation short of the budget.
   The budget is not a result key: resuming with a larger one continues where
   the run stopped. ``--budget-tokens`` keeps the simpler projection per
   episode (:meth:`BudgetGate.allows`).
@@ -64,6 +77,8 @@ class AssignmentCosts:
         self._n: dict[tuple[str, str], int] = defaultdict(int)
         #: sum over episodes of s(s+1)/2 for s steps (see :meth:`bound`)
         self._steps: dict[tuple[str, str], int] = defaultdict(int)
+        #: the most one episode has cost in each (slot, model)
+        self._max: dict[tuple[str, str], float] = defaultdict(float)
         #: the step limit (the longest episode seen, if longer than the assumed one)
         self.step_limit = step_limit
 
@@ -72,7 +87,9 @@ class AssignmentCosts:
         self.step_limit = max(self.step_limit, steps)
         for slot, model in record.assignment.items():
             part = record.outcome.usage.get(slot)
-            self._usd[(slot, model)] += (part.sent_usd or 0.0) if part is not None else 0.0
+            cost = (part.sent_usd or 0.0) if part is not None else 0.0
+            self._usd[(slot, model)] += cost
+            self._max[(slot, model)] = max(self._max[(slot, model)], cost)
             self._n[(slot, model)] += 1
             self._steps[(slot, model)] += steps * (steps + 1) // 2
 
@@ -95,6 +112,15 @@ class AssignmentCosts:
         first = sum(self._usd[p] / self._steps[p] for p in key if self._steps.get(p))
         limit = self.step_limit
         return max(first * limit * (limit + 1) / 2, self.mean(key))
+
+    def reserve(self, key: tuple[tuple[str, str], ...]) -> float:
+        """What admission sets aside for an episode of ``key`` until it ends.
+
+        The larger of :meth:`bound` and the sum over its slots of the most
+        one episode has cost there, so no episode seen so far would have
+        cost more than its reservation.
+        """
+        return max(self.bound(key), sum(self._max.get(p, 0.0) for p in key))
 
 
 def spec_key(spec: EpisodeSpec) -> tuple[tuple[str, str], ...]:
@@ -160,6 +186,12 @@ class BudgetGate:
         self.costs = costs if costs is not None else AssignmentCosts()
         #: episodes handed out and not ended yet: episode id -> assignment key
         self.running: dict[str, tuple[tuple[str, str], ...]] = {}
+        #: what each episode in flight was reserved at admission (0: cost unknown then)
+        self.reserved: dict[str, float] = {}
+        #: the episodes in flight at the last admission, and what those that ended since
+        #: cost beyond their reservations: the most the bill can pass the budget by
+        self._tail: set[str] = set()
+        self.overshoot_bound = 0.0
         self._ended = anyio.Event()
         #: (USD, tokens) per episode over complete task blocks, once there are some
         self.per_episode = per_episode
@@ -180,6 +212,11 @@ class BudgetGate:
         """An episode ended: its cost is known, its projection leaves the work in flight."""
         self.costs.observe(record)
         self.running.pop(record.episode_id, None)
+        reserved = self.reserved.pop(record.episode_id, 0.0)
+        if record.episode_id in self._tail:
+            self.overshoot_bound += max(record.outcome.sent_usd - reserved, 0.0)
+            if self.stopped_at is not None:
+                self.stopped_at["overshoot_bound_usd"] = self.overshoot_bound
         self._ended.set()
 
     def fits(self, spec: EpisodeSpec) -> bool | None:
@@ -197,21 +234,25 @@ class BudgetGate:
             )
             return False
         key = spec_key(spec)
+        held = sum(self.reserved.values())
         if not all(self.costs.knows(k) for k in (key, *self.running.values())):
             # a model in a slot whose cost is not known yet: a few at a time until it is
-            return True if len(self.running) < START_IN_FLIGHT else None
+            few = len(self.running) < START_IN_FLIGHT and s.usd + held <= self.usd
+            return True if few else None if self.running else False
         if len(self.running) >= START_IN_FLIGHT + 2 * s.episodes:  # slow start
             return None
-        if not self.running:  # the last ones: the mean, so the budget is used to its end
-            coming = self.costs.mean(key)
-        else:  # while others run, each (this one too) may run to the step limit
-            coming = sum(self.costs.bound(k) for k in (key, *self.running.values()))
+        # every episode in flight keeps its reservation until it ends (the larger of the
+        # one made at its admission and what is known now), and so does this one
+        now = {i: self.costs.reserve(k) for i, k in self.running.items()}
+        held = sum(max(self.reserved.get(i, 0.0), r) for i, r in now.items())
+        coming = held + self.costs.reserve(key)
         if s.usd + coming <= self.usd:
             return True
         self.stopped = (
             f"budget: stopped before the billed cost would pass {usd(self.usd)} "
-            f"(billed {usd(s.usd)} over {s.episodes} episodes; the next one is projected "
-            f"at {usd(coming)}{' with the work in flight' if self.running else ''})"
+            f"(billed {usd(s.usd)} over {s.episodes} episodes; the next one is reserved "
+            f"at {usd(self.costs.reserve(key))}"
+            f"{f', {usd(coming)} with the work in flight' if self.running else ''})"
         )
         return None if self.running else False
 
@@ -251,6 +292,8 @@ class BudgetGate:
             "sent_tokens": s.tokens,
             "episodes": s.episodes,
             "in_flight": in_flight,
+            "reserved_in_flight_usd": sum(self.reserved.values()),
+            "overshoot_bound_usd": self.overshoot_bound,
         }
         self.stopped = f"{self.stopped}; {in_flight} episodes were still in flight"
 
@@ -265,6 +308,8 @@ class BudgetGate:
                         await self._ended.wait()
                     if waited.cancelled_caught and self.in_flight() == 0:
                         self.running.clear()  # attempts that ended without a record
+                        self.reserved.clear()
+                        self._tail.clear()
                     continue
                 if not ok:
                     return False
@@ -284,7 +329,12 @@ class BudgetGate:
                 stop()
                 return
             if self.active:
-                self.running[spec.episode_id] = spec_key(spec)
+                key = spec_key(spec)
+                self.running[spec.episode_id] = key
+                if self.usd is not None:
+                    known = self.costs.knows(key)
+                    self.reserved[spec.episode_id] = self.costs.reserve(key) if known else 0.0
+                    self._tail, self.overshoot_bound = set(self.running), 0.0
             yield spec
 
 
