@@ -44,7 +44,10 @@ The trusted channel:
   or functions: ``bash --noprofile --norc`` and only ``PATH``, ``HOME``,
   ``LANG``), a ``PATH`` of read-only system directories, and the loader's
   files (``/etc/ld.so.preload``, ``/etc/ld.so.cache``) bound read-only by
-  bubblewrap, so no tool it calls can be replaced.
+  bubblewrap, so no tool it calls can be replaced. The check also gets a
+  mount namespace of its own whose ``/etc`` has the pristine image's
+  machinery (NSS, shell start-up, PAM) and the agent's task files
+  (``pristine.py``).
 
 Request line: ``<nonce> <timeout s> <mode> <command b64> [<arg b64> ...]``,
 modes ``s`` (the agent's session: directory and exports carry over), ``i``
@@ -61,6 +64,7 @@ import resource
 import signal
 import sys
 import time
+from typing import Any
 
 MARK = b"@@AB@@"
 #: a check's PATH: system directories inside the read-only /usr
@@ -136,6 +140,17 @@ def reap() -> None:
             return
         if pid == 0:
             return
+
+
+def settle(most_s: float) -> None:
+    """Wait (at most ``most_s``) until no other process is runnable: a background job the
+    last command forked may not have reached its ``exec`` yet, and a check would find it
+    stopped under its parent's name."""
+    deadline = time.monotonic() + most_s
+    while time.monotonic() < deadline:
+        if not any(state(t)[0] == "R" for pid in processes() for t in threads(pid)):
+            return
+        time.sleep(0.005)
 
 
 def freeze() -> str:
@@ -228,6 +243,12 @@ class Init:
         if pid:
             return pid
         try:  # the child: its own session, the limits, no descriptor of ours
+            if mode == "c":  # the pristine image's machinery, the agent's task files
+                try:
+                    PRISTINE["enter"]({"nsswitch.conf": ETC["/etc/nsswitch.conf"]})
+                except Exception as exc:  # no check on the agent's machinery: it fails
+                    os.write(err, f"[the check's system could not be set up: {exc}]\n".encode())
+                    raise
             os.setsid()
             os.dup2(self.devnull, 0)
             os.dup2(out, 1)
@@ -275,6 +296,7 @@ class Init:
         flags = ""
         killed = bomb_reap(max(2, self.nproc // 2))
         if mode == "c":
+            settle(0.5)
             flags += freeze()
             self.frozen = True
             if own_limits() != self.limits_at_start:  # tampered with: no check runs
@@ -353,8 +375,13 @@ def decode(text: str) -> str:
     return base64.b64decode(text.encode(), validate=True).decode("utf-8", "surrogateescape")
 
 
+#: the namespace ``pristine.py`` runs in (its source is this program's second argument)
+PRISTINE: dict[str, Any] = {}
+
+
 def main() -> None:
     cfg = json.loads(sys.argv[1])
+    exec(compile(sys.argv[2], "pristine.py", "exec"), PRISTINE)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])

@@ -50,6 +50,7 @@ eval "$__ab_cmd"
 """
 
 _SOURCE = (Path(__file__).with_name("init.py")).read_text(encoding="utf-8")
+_PRISTINE = (Path(__file__).with_name("pristine.py")).read_text(encoding="utf-8")
 
 
 def supervisor_argv(limits: SandboxLimits) -> list[str]:
@@ -63,4 +64,4 @@ def supervisor_argv(limits: SandboxLimits) -> list[str]:
         "runner": RUNNER,
         "path": PATH,
     }
-    return ["/usr/bin/python3", "-I", "-S", "-c", _SOURCE, json.dumps(cfg)]
+    return ["/usr/bin/python3", "-I", "-S", "-c", _SOURCE, json.dumps(cfg), _PRISTINE]
