@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentbus.messages import ActionProposed, Feedback, Observation
+from agentbus.messages import ActionFormat, ActionProposed, Feedback, Observation
 from agentbus.outcome import ErrorKind
 
 #: How many tasks a run's generators make unless ``--tasks`` says otherwise.
@@ -88,6 +88,12 @@ class Environment(ABC):
     name: ClassVar[str] = "environment"
     #: the round limit the environment asks for, unless the run overrides it
     default_max_steps: ClassVar[int] = 10
+    #: how this environment's actions are written; the action parser reads them that
+    #: way. The default ``command`` keeps the prose test (an answer made only of
+    #: sentences is no action), which is right wherever an action cannot read like a
+    #: sentence; an environment whose actions can (a proof script, a free-text answer)
+    #: says ``proof`` or ``answer`` so honest actions are not refused as prose.
+    action_format: ClassVar[ActionFormat] = "command"
 
     @classmethod
     def setup(cls, source: TaskSource) -> EnvSetup:

@@ -355,6 +355,7 @@ class Episode:
                         max_steps=max_steps,
                         info=task.data,
                         guide=env.guide(task),
+                        action_format=env.action_format,
                     ),
                     EPISODE_SENDER,
                 )

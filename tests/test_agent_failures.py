@@ -141,7 +141,7 @@ def test_the_episode_page_puts_answer_expected_and_verdict_first(run: tuple[Path
     assert ok["expected"] == "6" and ok["verdict"] in ("right", "wrong") and "answer" in ok
     assert transcript(by_task["crash-1"])["verdict"]["verdict"] == "agent_crash"
     views = (STATIC / "views.js").read_text()
-    assert "answerBlock(v),\n    el(\"strong\"" in views  # before the solved line and details
+    assert 'answerBlock(v),\n    el("strong"' in views  # before the solved line and details
 
 
 def test_a_gateway_agents_diff_steps_through_its_model_calls(run: tuple[Path, str]) -> None:

@@ -265,9 +265,7 @@ def render_text(t: Mapping[str, Any], *, prompts: bool = False, width: int = 100
         "slots: " + ", ".join(f"{s}={t['assignment'].get(s, '?')}" for s in t["slots"]),
     ]
     if v.get("verdict") is not None:  # a user's agent: what it answered comes first
-        head.append(
-            f"answer {v.get('answer')!r}, expected {v.get('expected')!r}: {v['verdict']}"
-        )
+        head.append(f"answer {v.get('answer')!r}, expected {v.get('expected')!r}: {v['verdict']}")
     out = ["\n".join(head), ""]
     if not t["traced"]:
         out.append("no message trace stored for this episode (the run used --no-trace)")
