@@ -31,6 +31,7 @@ from agentbus.errors import ContextOverflow, InfraError, UserError
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.messages import GatewayAnswer, GatewayRequest
 from agentbus.gateway.session import Refused, Session
+from agentbus.gateway.streaming import GatewayStream
 from agentbus.gateway.wire import (
     BadRequest,
     ChatCall,
@@ -43,6 +44,7 @@ from agentbus.gateway.wire import (
     parse_anthropic,
     parse_openai,
 )
+from agentbus.llm.streaming import token_sink
 from agentbus.llm.types import Completion
 
 log = structlog.get_logger(__name__)
@@ -360,18 +362,25 @@ class Gateway:
         )
         stats = session.stats(call.module)
         started = time.perf_counter()
+        # a streamed answer goes out as the upstream produces it (agentbus/gateway/streaming.py)
+        sink = GatewayStream(request, api, call.module, call.include_usage) if call.stream else None
         try:
-            result = await route.llm.complete(call.messages, params)
+            with token_sink(sink):
+                result = await route.llm.complete(call.messages, params)
         except InfraError as exc:
             session.infra_error = session.infra_error or str(exc)
             await self._answer_error(
                 session, call.module, route.slot, route.model, number, str(exc)
             )
+            if sink is not None and sink.started:
+                return await sink.fail(f"upstream model failed: {exc}")
             return self._error(api, 502, f"upstream model failed: {exc}", "api_error")
         except ContextOverflow as exc:
             await self._answer_error(
                 session, call.module, route.slot, route.model, number, str(exc)
             )
+            if sink is not None and sink.started:
+                return await sink.fail(str(exc))
             return self._error(api, 400, str(exc), "context_length_exceeded")
         stats.calls += 1
         stats.prompt_tokens += result.prompt_tokens
@@ -392,6 +401,8 @@ class Gateway:
                 cached=result.cached,
             ),
         )
+        if sink is not None:
+            return await sink.finish(result)
         return self._reply(api, call, result)
 
     @staticmethod
