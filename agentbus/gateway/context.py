@@ -65,9 +65,10 @@ class AgentContext:
             return None
         pool = self.shared.get(name)
         if pool is None:
-            import httpx2
+            from agentbus.llm.http_module import http_module
 
-            limits = httpx2.Limits(max_connections=None, max_keepalive_connections=1000)
+            http = http_module(sdk)  # httpx2 or httpx, as this SDK version is built on
+            limits = http.Limits(max_connections=None, max_keepalive_connections=1000)
             pool = self.shared[name] = sdk.DefaultAsyncHttpxClient(limits=limits, timeout=600.0)
         return pool
 

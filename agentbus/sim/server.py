@@ -227,8 +227,14 @@ class Protocol:
         return _sse(self._chunk(rid, model, [choice]))
 
     def stream_end(self, rid: str, model: str, parsed: Parsed, answer: SimAnswer) -> bytes:
+        out = b""
+        calls = _message(answer).get("tool_calls") or []
+        if calls:  # function calls as deltas, as a provider streams them
+            delta = {"tool_calls": [{"index": i, **c} for i, c in enumerate(calls)]}
+            choice = {"index": 0, "delta": delta, "finish_reason": None}
+            out += _sse(self._chunk(rid, model, [choice]))
         end = {"index": 0, "delta": {}, "finish_reason": answer.finish_reason}
-        out = _sse(self._chunk(rid, model, [end]))
+        out += _sse(self._chunk(rid, model, [end]))
         if parsed.include_usage:
             out += _sse({**self._chunk(rid, model, []), "usage": self.usage(answer)})
         return out + b"data: [DONE]\n\n"

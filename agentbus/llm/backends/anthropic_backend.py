@@ -20,6 +20,7 @@ reproducible.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -108,7 +109,7 @@ class AnthropicBackend(Backend):
             api_key=self._api_key(),
             base_url=_sdk_base_url(endpoint),
             max_retries=0,
-            timeout=timeout_for(limits),
+            timeout=timeout_for(limits, anthropic),
             http_client=http_client_for(limits, context.http_client, anthropic),
         )
 
@@ -141,7 +142,9 @@ class AnthropicBackend(Backend):
                 **self.request_options(messages, params)
             )
             report_headers(raw.headers)
-            response = await raw.parse()  # the async SDK's raw response parses asynchronously
+            response = raw.parse()  # async from anthropic 2 on, plain before
+            if inspect.isawaitable(response):
+                response = await response
         except anthropic.AnthropicError as exc:
             err = upstream_error(exc, self.label)
             if err is None:

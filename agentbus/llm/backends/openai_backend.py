@@ -17,17 +17,18 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 from urllib.parse import urlsplit
 
-import httpx2
 import openai
 from openai import AsyncOpenAI
 
 from agentbus.llm.backends.base import Backend, BackendContext, sdk_upstream_error
 from agentbus.llm.config import EndpointLimits
+from agentbus.llm.http_module import http_module
 from agentbus.llm.pacing import report_headers
 from agentbus.llm.retry import (
     UpstreamError,
 )
 from agentbus.llm.spec import ModelSpec
+from agentbus.llm.streaming import current_sink, read_openai_stream
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams, ToolCall
 
 #: sampling options only vLLM (and the simulator) understand; OpenAI would reject them
@@ -51,7 +52,7 @@ VLLM_ONLY: frozenset[str] = frozenset(
 )
 
 
-def http_client_for(limits: EndpointLimits, kind: str, sdk: Any = openai) -> httpx2.AsyncClient:
+def http_client_for(limits: EndpointLimits, kind: str, sdk: Any = openai) -> Any:
     """The SDK's HTTP client with a pool as large as the endpoint may be asked.
 
     ``sdk`` is the ``openai`` or ``anthropic`` module: each ships the same two
@@ -60,15 +61,15 @@ def http_client_for(limits: EndpointLimits, kind: str, sdk: Any = openai) -> htt
     """
     size = limits.max_concurrency
     cls = sdk.DefaultAioHttpClient if kind == "aiohttp" else sdk.DefaultAsyncHttpxClient
-    client: httpx2.AsyncClient = cls(
-        limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
-        timeout=timeout_for(limits),
+    http = http_module(sdk)  # httpx2 or httpx, whichever this SDK version is built on
+    return cls(
+        limits=http.Limits(max_connections=size, max_keepalive_connections=size),
+        timeout=timeout_for(limits, sdk),
     )
-    return client
 
 
-def timeout_for(limits: EndpointLimits) -> httpx2.Timeout:
-    return httpx2.Timeout(
+def timeout_for(limits: EndpointLimits, sdk: Any = openai) -> Any:
+    return http_module(sdk).Timeout(
         limits.read_timeout,
         connect=limits.connect_timeout,
         pool=limits.read_timeout,
@@ -156,6 +157,10 @@ class OpenAIBackend(Backend):
 
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> Completion:
         start = time.perf_counter()
+        sink = current_sink()  # someone streams this call (agentbus/llm/streaming.py)
+        options = self.request_options(params)
+        if sink is not None:
+            options.update(stream=True, stream_options={"include_usage": True})
         try:
             # the raw response too: its rate-limit headers pace the next requests
             raw = await self._client.chat.completions.with_raw_response.create(
@@ -163,9 +168,11 @@ class OpenAIBackend(Backend):
                 messages=cast(
                     Any, [{"role": m["role"], "content": m["content"]} for m in messages]
                 ),
-                **self.request_options(params),
+                **options,
             )
             report_headers(raw.headers)
+            if sink is not None:
+                return await read_openai_stream(raw.parse(), sink, self.spec.model, start)
             response = raw.parse()
         except openai.OpenAIError as exc:
             err = upstream_error(exc, self.label)

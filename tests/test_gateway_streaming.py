@@ -1,0 +1,195 @@
+"""The gateway streams tokens as the upstream produces them (issue 41 item 8).
+
+Before, a streamed answer was one buffered body: at ``--sim-speed 1`` the
+first chunk came when the stream ended. Here the simulator runs at speed 4
+(an answer takes about half a second to decode), and each test reads the
+SSE lines with their arrival times:
+
+* the simulator's own stream and the gateway's both spread their text
+  chunks over the decode time (first text chunk well before the last), and
+  the gateway's text and usage equal the answer the router recorded;
+* tool calls arrive as deltas the official SDKs assemble (OpenAI
+  ``tool_calls``, Anthropic ``tool_use`` with ``input_json_delta``);
+* a repeated call is answered from the cache and still streamed, and the
+  per-module usage counts both calls.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import orjson
+
+from agentbus.bus import Bus, describe
+from agentbus.environment import Task
+from agentbus.gateway import AgentContext, Gateway, Session
+from agentbus.llm.config import LLMConfig
+from agentbus.llm.router import LLMRouter
+from agentbus.sim.config import SimConfig
+from agentbus.sim.service import sim_service
+
+TASK = Task(id="s-1", env="external", instruction="What is 6 * 7?", hidden={"answer": "42"})
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "calculator",
+        "parameters": {
+            "type": "object",
+            "properties": {"expression": {"type": "string"}},
+            "required": ["expression"],
+        },
+    },
+}
+
+
+@dataclass
+class Rig:
+    sim_url: str
+    session: Session
+    ctx: AgentContext
+    router: LLMRouter
+    trace: list[dict[str, Any]]
+
+
+@asynccontextmanager
+async def make_rig() -> AsyncIterator[Rig]:
+    async with sim_service(SimConfig(speed=4.0, experts=[])) as sim:
+        sim.model.add_tasks("external", [TASK])
+        async with LLMRouter(LLMConfig(), sim=sim) as router:
+            gateway = Gateway()
+            await gateway.start()
+            trace: list[dict[str, Any]] = []
+            session = Session(
+                episode_id="ep-s",
+                task_id=TASK.id,
+                slots={"solver": ("sim:weak", router.client("sim:weak"))},
+                off=frozenset(),
+                bus=Bus("ep-s", trace=lambda m: trace.append(describe(m))),
+                all_slots=("solver",),
+            )
+            ctx = gateway.open(session)
+            try:
+                yield Rig(sim.base_url, session, ctx, router, trace)
+            finally:
+                await ctx.aclose()
+                await gateway.stop()
+
+
+async def _events(url: str, body: dict[str, Any], key: str) -> list[tuple[float, Any]]:
+    """(seconds since the request, parsed data) per SSE data line."""
+    headers = {"Authorization": f"Bearer {key}", "x-api-key": key}
+    out: list[tuple[float, Any]] = []
+    async with aiohttp.ClientSession() as http:
+        started = time.perf_counter()
+        async with http.post(url, json=body, headers=headers) as resp:
+            assert resp.status == 200, await resp.text()
+            assert resp.headers["Content-Type"].startswith("text/event-stream")
+            async for line in resp.content:
+                if line.startswith(b"data: ") and line.strip() != b"data: [DONE]":
+                    out.append((time.perf_counter() - started, orjson.loads(line[6:])))
+    return out
+
+
+def _text_times(events: list[tuple[float, Any]]) -> tuple[list[float], str]:
+    times, text = [], ""
+    for at, data in events:
+        for choice in data.get("choices") or ():
+            piece = (choice.get("delta") or {}).get("content")
+            if piece:
+                times.append(at)
+                text += piece
+    return times, text
+
+
+def _spread(times: list[float]) -> None:
+    assert len(times) >= 4, times
+    assert times[0] < 0.5 * times[-1], times  # the first text came long before the last
+
+
+async def test_text_streams_over_time_from_sim_and_through_the_gateway() -> None:
+    async with make_rig() as rig:
+        ask = [{"role": "user", "content": "What is 6 * 7?"}]
+        direct = await _events(
+            f"{rig.sim_url}/chat/completions",
+            {"model": "weak", "messages": ask, "stream": True},
+            "sim",
+        )
+        _spread(_text_times(direct)[0])
+        body = {
+            "model": "solver",
+            "messages": [{"role": "user", "content": "What is 6 * 8?"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        events = await _events(f"{rig.ctx.base_url}/chat/completions", body, rig.ctx.api_key)
+        times, text = _text_times(events)
+        _spread(times)
+        answer = next(m for m in rig.trace if m["type"] == "GatewayAnswer")
+        assert text == answer["text"] and "ANSWER:" in text
+        usage = events[-1][1]["usage"]
+        assert usage["completion_tokens"] == answer["completion_tokens"] > 0
+        assert events[-2][1]["choices"][0]["finish_reason"] == "stop"
+
+
+async def test_tool_call_deltas_assemble_in_both_sdks() -> None:
+    async with make_rig() as rig:
+        stream = await rig.ctx.openai.chat.completions.create(
+            model="solver",
+            messages=[{"role": "user", "content": "Compute 6 * 7"}],
+            tools=[TOOL],
+            stream=True,
+        )
+        calls: dict[int, dict[str, str]] = {}
+        finish = None
+        async for chunk in stream:
+            for choice in chunk.choices:
+                for c in choice.delta.tool_calls or ():
+                    entry = calls.setdefault(c.index, {"id": "", "name": "", "args": ""})
+                    entry["id"] += c.id or ""
+                    entry["name"] += (c.function and c.function.name) or ""
+                    entry["args"] += (c.function and c.function.arguments) or ""
+                finish = choice.finish_reason or finish
+        assert finish == "tool_calls" and list(calls) == [0]
+        assert calls[0]["name"] == "calculator" and calls[0]["id"].startswith("call_")
+        assert "expression" in orjson.loads(calls[0]["args"])
+        async with rig.ctx.anthropic.messages.stream(
+            model="solver",
+            max_tokens=400,
+            messages=[{"role": "user", "content": "Compute 6 * 9"}],
+            tools=[
+                {
+                    "name": "calculator",
+                    "input_schema": TOOL["function"]["parameters"],  # type: ignore[index]
+                }
+            ],
+        ) as astream:
+            message = await astream.get_final_message()
+        kinds = [b.type for b in message.content]
+        assert kinds == ["text", "tool_use"] and message.stop_reason == "tool_use"
+        assert message.content[1].name == "calculator"
+        assert "ANSWER:" in message.content[0].text
+
+
+async def test_a_cached_answer_is_streamed_from_the_cache() -> None:
+    async with make_rig() as rig:
+        body = {
+            "model": "solver",
+            "messages": [{"role": "user", "content": "What is 7 * 7?"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        url = f"{rig.ctx.base_url}/chat/completions"
+        first = _text_times(await _events(url, body, rig.ctx.api_key))[1]
+        again = await _events(url, body, rig.ctx.api_key)
+        assert _text_times(again)[1] == first
+        answers = [m for m in rig.trace if m["type"] == "GatewayAnswer"]
+        assert [a["cached"] for a in answers] == [False, True]
+        assert rig.router.stats()["total"]["cache_hits"] == 1
+        stats = rig.session.stats("solver")
+        assert stats.calls == 2
+        assert stats.completion_tokens == 2 * answers[0]["completion_tokens"]
