@@ -10,7 +10,7 @@ of the core types, so that handlers for the base type receive them too).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +25,14 @@ class Message(BaseModel):
     seq: int = 0
 
 
+#: How an environment's actions are written, so the action parser reads them that way
+#: (:attr:`agentbus.environment.Environment.action_format`). ``proof`` (a Coq, Lean or
+#: Isabelle script) and ``answer`` (free text) may read like sentences: ``Proof. intros
+#: a c H1 H2. lia. Qed.`` is one. ``command`` (``calculator: 2*3``, ``click[Buy]``),
+#: ``shell``, ``git`` and ``tool_call`` cannot, so an answer of sentences is no action.
+ActionFormat = Literal["command", "shell", "git", "tool_call", "proof", "answer"]
+
+
 class TaskStarted(Message):
     """The episode began: the instruction every module may read."""
 
@@ -35,6 +43,8 @@ class TaskStarted(Message):
     info: dict[str, Any] = Field(default_factory=dict)
     #: the environment's per-role prompt specialisation (see Environment.guide)
     guide: dict[str, str] = Field(default_factory=dict)
+    #: how the environment's actions are written (see :data:`ActionFormat`)
+    action_format: ActionFormat = "command"
 
 
 class Observation(Message):

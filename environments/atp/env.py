@@ -40,6 +40,7 @@ class AtpEnvironment(Environment):
 
     name: ClassVar[str] = "atp"
     default_max_steps: ClassVar[int] = ATTEMPTS
+    action_format = "proof"
 
     def __init__(self, checker: Checker | None = None) -> None:
         self.checker = checker or Checker()

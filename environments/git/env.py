@@ -43,6 +43,7 @@ class GitEnvironment(Environment):
 
     name = "git"
     default_max_steps = MAX_BUDGET
+    action_format = "git"
 
     def __init__(self) -> None:
         self.puzzle: Puzzle | None = None

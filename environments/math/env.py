@@ -93,6 +93,7 @@ class MathEnvironment(Environment):
 
     name: ClassVar[str] = "math"
     default_max_steps: ClassVar[int] = 10
+    action_format = "command"
 
     def __init__(
         self,

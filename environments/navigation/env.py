@@ -33,6 +33,7 @@ class NavigationEnvironment(Environment):
 
     name: ClassVar[str] = "navigation"
     default_max_steps: ClassVar[int] = MAX_ROUNDS
+    action_format = "command"
 
     def __init__(self) -> None:
         self.trip: Trip | None = None

@@ -46,6 +46,7 @@ class OsEnvironment(Environment):
 
     name: ClassVar[str] = "os"
     default_max_steps: ClassVar[int] = ROUNDS
+    action_format = "shell"
     limits: ClassVar[SandboxLimits] = SandboxLimits()
 
     def __init__(self) -> None:

@@ -33,6 +33,7 @@ class RobotEnvironment(Environment):
     name: ClassVar[str] = "robot"
     #: agent steps; every generated round limit is below this, leaving room for retries
     default_max_steps: ClassVar[int] = 24
+    action_format = "command"
 
     def __init__(self) -> None:
         self.world: World | None = None

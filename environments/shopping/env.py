@@ -33,6 +33,7 @@ class ShoppingEnvironment(Environment):
 
     name: ClassVar[str] = "shopping"
     default_max_steps: ClassVar[int] = ACTION_LIMIT
+    action_format = "command"
 
     def __init__(self, catalogue: Catalogue | None = None) -> None:
         self.catalogue = catalogue

@@ -29,6 +29,7 @@ class TicketEnvironment(Environment):
 
     name: ClassVar[str] = "ticket"
     default_max_steps: ClassVar[int] = MAX_STEPS
+    action_format = "command"
 
     def __init__(self) -> None:
         self.desk: Desk | None = None

@@ -32,6 +32,7 @@ class ToolsEnvironment(Environment):
 
     name: ClassVar[str] = "tools"
     default_max_steps: ClassVar[int] = MAX_STEPS
+    action_format = "tool_call"
 
     def __init__(self) -> None:
         self.task: Task | None = None

@@ -86,7 +86,7 @@ class SolverActor(Actor):
             REQUEST,
         )
         answer = (await self.llm.complete(messages)).text.strip()
-        parsed = parse_action(answer)
+        parsed = parse_action(answer, fmt=self.view.action_format)
         thought = answer.split("```", 1)[0].strip() or answer[:_KEEP]
         self.view.think(Thought(text=thought, round=number))
         if parsed.text is not None:

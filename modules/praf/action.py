@@ -44,7 +44,12 @@ class ActionActor(PrafModule):
             ],
             REQUEST,
         )
-        parsed = parse_action(answer, cut=self.finish_reason == "length", prompt=self.prompt)
+        parsed = parse_action(
+            answer,
+            cut=self.finish_reason == "length",
+            prompt=self.prompt,
+            fmt=self.view.action_format,
+        )
         if parsed.text is not None:
             action = ActionProposed(text=parsed.text, round=msg.round)
         else:

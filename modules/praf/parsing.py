@@ -24,14 +24,23 @@ that a first-fenced-block rule reads as an action:
   nothing else is unparsable;
 * prose where an action belongs: a block or a lone line made only of
   sentences (a capitalised line of six words or more that ends a sentence),
-  or a display formula (``$$...$$``), is no action. Actions are commands
-  (``calculator: ...``, ``git status``, ``move r1 left``), not sentences.
+  or a display formula (``$$...$$``), is no action, where the environment's
+  actions are commands (``calculator: ...``, ``git status``, ``move r1 left``).
+
+How actions are written is the environment's to say
+(:data:`agentbus.messages.ActionFormat`, sent in ``TaskStarted``). A proof
+script or a free-text answer may read like sentences (CapaBench's one-line
+Coq proofs do: ``Proof. intros a c H1 H2. lia. Qed.``), so for those formats
+neither the prose test nor the copied-example test applies: the prover or the
+grader judges the text, and a copy of the guide's example proof is a proof.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from agentbus.messages import ActionFormat
 
 #: a fence opens where a line starts with three backticks (after indentation or a
 #: quote mark); it closes at the next three backticks or runs to the end
@@ -48,6 +57,9 @@ _COMMAND_PREFIX = re.compile(r"^\s*(?:\S+\s+){0,2}?\S*:")
 _PLACEHOLDER = re.compile(r"^(?:<[^<>\n]{1,40}>|\[[A-Z _-]{1,30}\]|\.\.\.|…)$")
 #: what the history shows for a round without a readable action
 NO_ACTION = "(none)"
+
+#: formats whose actions may read like sentences: no prose or copied-example test
+FREE_TEXT: frozenset[ActionFormat] = frozenset({"proof", "answer"})
 
 #: fence tags of formatting, never of an action (a model's working, not its move)
 NOT_ACTIONS: frozenset[str] = frozenset(
@@ -99,7 +111,7 @@ def _formula(line: str) -> bool:
     return (t.startswith("$$") and t.endswith("$$")) or (t.startswith("\\[") and t.endswith("\\]"))
 
 
-def _not_an_action(body: str, prompt: str) -> str | None:
+def _not_an_action(body: str, prompt: str, fmt: ActionFormat = "command") -> str | None:
     """Why ``body`` (a block or a lone line) is no action, or None when it may be one."""
     lines = [ln for ln in body.splitlines() if ln.strip()]
     if not lines:
@@ -108,6 +120,8 @@ def _not_an_action(body: str, prompt: str) -> str | None:
         return "the answer repeats the prompt's template instead of an action"
     if any(_HISTORY_LINE.match(ln) for ln in lines):
         return "the answer copies the history's rounds instead of an action"
+    if fmt in FREE_TEXT:
+        return None
     if len(lines) >= 2 and prompt:
         copied = sum(len(ln.strip()) >= 8 and ln.strip() in prompt for ln in lines)
         if copied * 2 > len(lines):
@@ -152,7 +166,12 @@ def _blocks(answer: str, tag: str) -> list[_Block]:
 
 
 def parse_action(
-    answer: str, tag: str = "action", *, cut: bool = False, prompt: str = ""
+    answer: str,
+    tag: str = "action",
+    *,
+    cut: bool = False,
+    prompt: str = "",
+    fmt: ActionFormat = "command",
 ) -> ParsedAction:
     """Read the action from a model answer.
 
@@ -166,13 +185,16 @@ def parse_action(
     Then only a closed fenced block counts: an unclosed one, a label or a
     lone line may be an action cut in half, or the model's rambling.
     ``prompt``: the text the model was sent, to tell a copy of its examples.
+    ``fmt``: how the environment writes its actions; for :data:`FREE_TEXT`
+    formats sentences are no reason to refuse.
     """
     if not answer or not answer.strip():
         return ParsedAction(None, "the answer is empty")
     blocks = _blocks(answer, tag.lower())
     if cut:
         blocks = [b for b in blocks if b.closed]
-        if not any(b.tag not in NOT_ACTIONS and not _not_an_action(b.body, prompt) for b in blocks):
+        usable = (b for b in blocks if b.tag not in NOT_ACTIONS)
+        if not any(not _not_an_action(b.body, prompt, fmt) for b in usable):
             return ParsedAction(
                 None, "the answer was cut at the output limit before a complete action"
             )
@@ -180,7 +202,7 @@ def parse_action(
     for block in blocks:
         if block.tag in NOT_ACTIONS:
             break
-        why = _not_an_action(block.body, prompt)
+        why = _not_an_action(block.body, prompt, fmt)
         if why is None:
             return ParsedAction(block.body)
         reasons.append(why)
@@ -199,12 +221,12 @@ def parse_action(
                 break
             lines.append(line)
         text = _strip_inline("\n".join(lines).strip())
-        if text and _not_an_action(text, prompt) is None:
+        if text and _not_an_action(text, prompt, fmt) is None:
             return ParsedAction(text)
     lines = [ln for ln in answer.strip().splitlines() if ln.strip()]
     if len(lines) == 1 and "```" not in lines[0]:
         text = _strip_inline(lines[0])
-        if text and _not_an_action(text, prompt) is None:
+        if text and _not_an_action(text, prompt, fmt) is None:
             return ParsedAction(text)
     return ParsedAction(
         None,
@@ -224,6 +246,7 @@ def parse_steps(plan: str) -> list[str]:
 
 
 __all__ = [
+    "FREE_TEXT",
     "NOT_ACTIONS",
     "NO_ACTION",
     "ParsedAction",

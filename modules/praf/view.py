@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentbus import ActionProposed, Feedback, Observation, Plan, Reflection, TaskStarted, Thought
+from agentbus.messages import ActionFormat
 
 
 @dataclass
@@ -38,6 +39,8 @@ class EpisodeView:
     env: str = ""
     max_steps: int = 10
     guide: dict[str, str] = field(default_factory=dict)
+    #: how the environment writes its actions (the action parser reads them that way)
+    action_format: ActionFormat = "command"
     observation: str = ""
     plan: str = ""
     rounds: list[Round] = field(default_factory=list)
@@ -48,6 +51,7 @@ class EpisodeView:
     def start(self, msg: TaskStarted) -> None:
         self.task_id, self.instruction, self.env = msg.task_id, msg.instruction, msg.env
         self.max_steps, self.guide = msg.max_steps, dict(msg.guide)
+        self.action_format = msg.action_format
 
     def observe(self, msg: Observation) -> None:
         self.observation = msg.text
