@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import orjson
@@ -91,3 +92,32 @@ def test_the_prefix_is_the_record_or_not_replayable(run_dir: Path) -> None:
     assert [c.text for c in repaired.calls[:2]] == [c.text for c in honest.calls[:2]]
     assert all(c.cached for c in repaired.calls[:2]) and repaired.calls[2].repaired
     assert repaired.calls[2].text != honest.calls[2].text
+
+
+async def _viewer_sees(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    import aiohttp
+
+    from agentbus.runs.viewer import Viewer
+
+    await blame(BlameOptions(run_dir), io.StringIO())  # resumed: no replays
+    v = Viewer([run_dir], port=0)
+    base = (await v.start()) + "runs/0/"
+    try:
+        async with aiohttp.ClientSession() as s:
+            async with s.get(base + "api/blame") as r:
+                groups = await r.json()
+            decisive = next(e for k, ids in groups.items() if k not in ("none",) for e in ids)
+            async with s.get(base + "api/transcript/" + quote(decisive, safe="")) as r:
+                shown = await r.json()
+    finally:
+        await v.stop()
+    return groups, shown
+
+
+def test_the_viewer_lists_blamed_episodes_and_marks_the_call(run_dir: Path) -> None:
+    groups, shown = anyio.run(_viewer_sees, run_dir)
+    assert set(groups) <= {"planning", "reasoning", "action", "reflection", "none"}
+    mark = shown["blame"]
+    assert mark["status"] == "decisive" and mark["slot"] in groups
+    calls = [c for t in shown["turns"] if t["sender"] == mark["slot"] for c in t["calls"]]
+    assert len(calls) > mark["rank"]  # the call the page badges is in the transcript

@@ -50,6 +50,7 @@ from agentbus.coalitions import coalition_members
 from agentbus.errors import UserError
 from agentbus.events import ATTRIBUTION_SNAPSHOT, EventHub
 from agentbus.logs import scrub_bytes
+from agentbus.runs.blame_marks import by_module, mark_of
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.phi_history import PhiHistory
 from agentbus.runs.progress import RunState, payload_key
@@ -232,6 +233,7 @@ class LiveServer:
         app.router.add_get("/api/diff", self._diff)
         app.router.add_get("/api/flips", self._flips)
         app.router.add_get("/api/manifest", self._manifest)
+        app.router.add_get("/api/blame", self._blame)
         app.router.add_get("/files/{name:.+}", self._file)
         return app
 
@@ -417,7 +419,15 @@ class LiveServer:
 
     async def _transcript(self, request: web.Request) -> web.Response:
         event = await self._ended(request.match_info["episode_id"])
-        return _json(transcript(event))
+        body = transcript(event)
+        mark = mark_of(self.store.run_dir, str(body.get("episode_id")))
+        if mark is not None:  # python -m agentbus.blame found its decisive call
+            body["blame"] = mark
+        return _json(body)
+
+    async def _blame(self, request: web.Request) -> web.Response:
+        """Blamed episodes by the module of their decisive call (empty without a blame)."""
+        return _json(by_module(self.store.run_dir))
 
     async def _same_task(self, request: web.Request) -> web.Response:
         """The other coalitions' episodes of this episode's task (diff partners)."""

@@ -563,6 +563,7 @@ function watchVariants() {
 
 async function main() {
   wireViews();
+  showBlame();
   getJSON("api/manifest").then((m) => {
     const c = m.config || {};
     const tests = Array.isArray(c.test) ? c.test.join(", ") : c.test;

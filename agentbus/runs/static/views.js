@@ -239,10 +239,20 @@ async function showEpisode(id) {
     knownSlots = t.slots || [];
     $("trace-outcome").replaceChildren(headBlock(t), verdictBlock(t));
     if (!t.traced) $("trace").appendChild(el("li", {}, "no message trace stored for this episode (the run used --no-trace)"));
+    if (t.blame) $("trace-outcome").appendChild(blameNote(t.blame));
     let step = null;
+    const ranks = {};  // calls seen per module: the decisive one is its blame.rank-th
     for (const turn of t.turns) {
       if (turn.step !== step) { step = turn.step; $("trace").appendChild(el("li", { class: "step-mark" }, (t.unit || "step") + " " + step)); }
-      $("trace").appendChild(turnItem(turn));
+      const item = turnItem(turn);
+      const seen = ranks[turn.sender] || 0;
+      ranks[turn.sender] = seen + (turn.calls || []).length;
+      const b = t.blame;
+      if (b && b.status === "decisive" && b.slot === turn.sender && b.rank >= seen && b.rank < ranks[turn.sender]) {
+        item.classList.add("decisive");
+        item.prepend(el("span", { class: "badge neg", title: "repairing this call with " + b.repair + " flips the outcome" }, "decisive call"));
+      }
+      $("trace").appendChild(item);
     }
     const same = await getJSON("api/same-task/" + encodeURIComponent(id));
     const others = (same.rows || []).filter((r) => r.episode_id !== id);
@@ -252,6 +262,24 @@ async function showEpisode(id) {
   } catch (err) {
     $("trace-outcome").textContent = String(err);
   }
+}
+
+function blameNote(b) {
+  const text = b.status === "decisive"
+    ? "decisive call: " + b.slot + "'s call " + (b.rank + 1) + " (call " + b.step + " of the episode); answered by " + b.repair + " the outcome flips"
+    : b.status === "none" ? "no single call decides this episode: repairing any one with " + b.repair + " leaves it as it was"
+      : "not replayable: " + (b.reason || "the prefix did not reproduce");
+  return el("p", { class: "blame-note" }, text + " (" + b.replays + " replays)");
+}
+
+// Blamed episodes by module (api/blame, from blame.jsonl); hidden when the run was not blamed.
+async function showBlame() {
+  let groups = {};
+  try { groups = await getJSON("api/blame"); } catch (err) { return; }
+  const keys = Object.keys(groups);
+  $("blame-panel").hidden = !keys.length;
+  $("blame-list").replaceChildren(...keys.map((k) => el("p", {}, el("strong", {}, k + " (" + groups[k].length + "): "),
+    ...groups[k].map((id) => el("a", { href: "#episode=" + encodeURIComponent(id), class: "blame-ep" }, id.split("|")[2] || id)))));
 }
 
 // ---- two coalitions on one task, by step -----------------------------------
