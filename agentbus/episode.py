@@ -24,6 +24,7 @@ from agentbus.bus import Bus, Envelope, Inbox, describe
 from agentbus.calltrace import CallTrace
 from agentbus.environment import Environment, Task
 from agentbus.errors import ContextOverflow, InfraError
+from agentbus.llm.billing import billed_to
 from agentbus.llm.queueing import QueueClock, start_clock, stop_clock
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
 from agentbus.mailbox import MailboxClosed
@@ -110,7 +111,11 @@ class MeteredLLM:
         self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
     ) -> Completion:
         try:
-            result = await self._inner.complete(messages, params)
+            if self._slot is not None:  # each upstream call's line names the slot it is for
+                with billed_to(self._name, self._slot.model):
+                    result = await self._inner.complete(messages, params)
+            else:
+                result = await self._inner.complete(messages, params)
         except ContextOverflow:
             if self._slot is not None:
                 self._slot.context_overflows += 1

@@ -12,6 +12,7 @@ show above one live frame (no stale frame left behind), and with Ctrl-C.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import signal
@@ -23,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from agentbus.runs.progress import RunState, eta_text
+from agentbus.runs.progress import RunState, eta_text, run_console
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--no-plots", "--sim-speed", "0", "--sim-transport", "inprocess"]
@@ -123,6 +124,54 @@ def test_tokens_per_second_is_what_the_servers_served_in_the_window() -> None:
     state.sample_served(1_500, now=120.0)  # nothing served (all answered from the cache)
     state.sample_served(1_500, now=145.0)
     assert state.summary(now=145.0)["tokens_per_s"] == pytest.approx(0.0)
+
+
+def test_at_one_episode_a_minute_the_eta_holds_still_between_lines() -> None:
+    """Issue 39: a 30 s window held 0 or 1 episodes; '0.00 ep/s' and the ETA jumped 3x."""
+    state = RunState(100)
+    t0 = 1_000.0
+    state.apply({"type": "run.started", "total": 100, "ts": t0})
+    etas: list[float] = []
+    lines: list[str] = []
+    ended_n = 0
+    for tick in range(0, 45 * 60, 5):  # a line every 5 s for 45 minutes
+        while (ended_n + 1) * 60.0 <= tick:
+            ended_n += 1
+            state.apply({**ended(f"e{ended_n}"), "ts": t0 + ended_n * 60.0})
+        if tick >= 5 * 60:  # past the first few episodes
+            eta = state.eta_s(now=t0 + tick)
+            assert eta is not None, f"no ETA at {tick} s"
+            etas.append(eta)
+            lines.append(state.line(now=t0 + tick))
+    jumps = [max(a, b) / min(a, b) for a, b in itertools.pairwise(etas)]
+    assert max(jumps) <= 1.5, max(jumps)
+    assert all("0.00 ep/s" not in line for line in lines)
+    assert "ep/min" in lines[-1]
+    rate = float(lines[-1].split(" ep/min")[0].rsplit(" ", 1)[1])
+    assert rate == pytest.approx(1.0, abs=0.1)
+
+
+def test_output_tokens_per_second_apart_from_prompt_tokens() -> None:
+    """A small model reads 290 tokens/s and writes 8: one mixed figure hid the 8."""
+    state = RunState(100)
+    state.apply({"type": "run.started", "total": 100, "ts": 100.0})
+    state.sample_served((0, 0), now=100.0)
+    state.sample_served((2_900, 80), now=110.0)
+    s = state.summary(now=110.0)
+    assert s["output_tokens_per_s"] == pytest.approx(8.0)
+    assert s["prompt_tokens_per_s"] == pytest.approx(290.0)
+    assert "8 out tok/s (290 prompt)" in state.line(now=110.0)
+
+
+def test_console_text_is_not_read_as_markup() -> None:
+    import io
+
+    buffer = io.StringIO()
+    console = run_console(file=buffer, width=200)
+    console.print("cost: no price for these models; add them under [prices] for dollars")
+    console.print("[bold]x[/bold] and [/] stay as written")  # no MarkupError either
+    text = buffer.getvalue()
+    assert "under [prices] for dollars" in text and "[bold]x[/bold] and [/]" in text
 
 
 def _run(*args: str, **kw: Any) -> subprocess.Popen[str]:

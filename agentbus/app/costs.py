@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from agentbus.app.budget import AssignmentCosts, BudgetGate, RunEstimate, Spend, estimate_line
 from agentbus.app.config import RunConfig
+from agentbus.app.llm_totals import whole_bill
 from agentbus.episode import EpisodeSpec
 from agentbus.events import COST_ESTIMATE, EventHub
 from agentbus.llm.prices import PriceTable
@@ -167,14 +169,18 @@ class RunCost:
 
         self.prices.rate_source = rate
 
-    def results(self, counted: Iterable[EpisodeRecord], slots: list[str]) -> dict[str, Any]:
-        """The ``cost`` section of results.json."""
-        out = cost_summary(
-            counted,
-            slots,
-            default_model=self.config.default,
-            billed=self.spend.summary(),
-        )
+    def results(
+        self, counted: Iterable[EpisodeRecord], slots: list[str], run_dir: Path | None = None
+    ) -> dict[str, Any]:
+        """The ``cost`` section of results.json.
+
+        With ``run_dir``, the billed figures are every completed call in its
+        call file, over every process of the run (:func:`whole_bill`).
+        """
+        billed = self.spend.summary()
+        if run_dir is not None:
+            billed = whole_bill(run_dir, billed, self.prices)
+        out = cost_summary(counted, slots, default_model=self.config.default, billed=billed)
         out["prices"] = self.prices.describe(self.config.models())
         out["estimate"] = self.announced
         out["budget"] = {

@@ -46,7 +46,7 @@ from agentbus.interrupt import in_daemon_thread
 from agentbus.llm.router import LLMRouter
 from agentbus.llm.spec import parse_spec
 from agentbus.record import EpisodeRecord, agent_failures
-from agentbus.runs.progress import Progress
+from agentbus.runs.progress import Progress, run_console
 from agentbus.runs.server import LiveServer
 from agentbus.runs.store import RunStore
 from agentbus.runtime import Runtime
@@ -381,7 +381,7 @@ async def evaluate(
     stays up after the run until the task is cancelled (Ctrl-C), so its final
     state can still be read; ``on_report`` receives the report before that.
     """
-    console = console or Console()
+    console = console or run_console()
     if config.screen == "loo":  # phase 1 (the screen), then this function on the kept slots
         return await evaluate_screened(config, console, functools.partial(evaluate, linger=linger))
     servers: list[LiveServer] = []
@@ -518,7 +518,7 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
                     plain=plain,
                     done=prep.counted,
                     status=status,
-                    served=router.served_tokens,
+                    served=router.served_split,
                     total_is_cap=config.adaptive,
                     console=console,
                 )
@@ -693,7 +693,7 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         counted = list(service.everything.book.records())
         if prep.pareto is not None:
             counted += list(prep.pareto.book.records())
-        results["cost"] = prep.cost.results(counted, list(prep.plan.varied))
+        results["cost"] = prep.cost.results(counted, list(prep.plan.varied), prep.run_dir)
     if prep.pareto is not None and prep.pareto.points:
         prep.pareto.measure()
         results["pareto"] = prep.pareto.results()

@@ -59,7 +59,7 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
         estimator=str(config.get("estimator") or "exact"),
     )
     results = _keep_run_metadata(run_dir / "results.json", results)
-    results["cost"] = _rebuild_cost(log, collector, results)
+    results["cost"] = _rebuild_cost(log, collector, results, config.get("prices"))
     from agentbus.app.llm_totals import run_llm_totals
 
     llm = results.get("llm")
@@ -86,26 +86,36 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
     return results
 
 
-def _rebuild_cost(log: Path, collector: Any, results: dict[str, Any]) -> dict[str, Any]:
+def _rebuild_cost(
+    log: Path, collector: Any, results: dict[str, Any], prices: Any = None
+) -> dict[str, Any]:
     """The cost section from the log's records (prices as they were priced in the run).
 
+    The billed figures are the run's call file's (every completed call of every
+    process), priced with the run's price table (``prices``: its config's).
     What the log cannot give (the price table, the early projection, the
     budget) is kept from the earlier results.json.
     """
     from agentbus.app.budget import Spend
+    from agentbus.app.llm_totals import whole_bill
+    from agentbus.llm.prices import PriceTable
     from attribution.collect import read_records
     from attribution.cost import cost_summary
 
     spend = Spend()
     for record in read_records(log):
         spend.observe(record)
+    try:
+        table: PriceTable | None = PriceTable(prices if isinstance(prices, dict) else None)
+    except UserError:
+        table = None  # the run refused such prices already; keep the records' dollars
     prior = results.get("cost")
     old: dict[str, Any] = prior if isinstance(prior, dict) else {}
     cost = cost_summary(
         collector.book.records(),
         list(results.get("slots") or []),
         default_model=results.get("default_model"),
-        billed=spend.summary(),
+        billed=whole_bill(log.parent, spend.summary(), table),
     )
     for key in ("prices", "estimate", "budget"):
         if key in old:
@@ -266,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agentbus.app.costs import print_budget_stop
         from agentbus.app.summary import print_summary
 
-        console = Console()
+        console = Console(markup=False)  # text as written: "[prices]" is no markup
         print_summary(results, console, show_details=args.details)
         print_budget_stop(results, console, args.run_dir)
         console.print(f"wrote {args.run_dir / 'results.json'} and {args.run_dir / 'results.md'}")

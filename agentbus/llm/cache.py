@@ -11,6 +11,9 @@ differences common random numbers.
 
 Entries live in memory and, given a directory, in an append-only orjson-lines
 file there that is read back on start, so a resumed run does not pay twice.
+The file is also the run's bill: each completed upstream call is one line,
+tagged with its slot (calls the cache may not keep get a line without a key;
+see :mod:`agentbus.llm.billing`).
 Memory holds the :data:`MAX_ENTRIES` most recently used entries: calls are
 shared within a task, and tasks run a few blocks at a time, so an entry
 older than that belongs to a finished task; unbounded, the cache was what
@@ -33,6 +36,7 @@ import orjson
 import structlog
 
 from agentbus.errors import UserError
+from agentbus.llm.billing import bill_tag
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 from agentbus.logs import scrubber
 
@@ -121,6 +125,8 @@ class CompletionCache:
                     continue
                 try:
                     record = orjson.loads(line)
+                    if record.get("k") is None:  # a billed call without a kept answer
+                        continue
                     self._remember(record["k"], Completion(**record["c"], cached=True))
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
                     self.skipped_lines += 1
@@ -140,8 +146,19 @@ class CompletionCache:
     def put(self, key: str, completion: Completion) -> None:
         stored = completion.model_copy(update={"cached": True, "latency_s": 0.0})
         self._remember(key, stored)
+        self._write(key, completion)
+
+    def note(self, completion: Completion) -> None:
+        """Record a call the cache does not keep (not deterministic): it is on the bill.
+
+        Its line has no key (``"k": null``), so loading never answers from it.
+        """
+        self._write(None, completion)
+
+    def _write(self, key: str | None, completion: Completion) -> None:
+        """One line per completed upstream call, tagged with its slot (agentbus.llm.billing)."""
         if self._file is not None:
-            record = {"k": key, "c": completion.model_dump(include=set(_STORED))}
+            record = {"k": key, "c": completion.model_dump(include=set(_STORED)), **bill_tag()}
             try:  # a key a provider echoed in its answer is not kept on disk
                 self._file.write(scrubber().json(orjson.dumps(record) + b"\n"))
                 self._file.flush()

@@ -311,7 +311,9 @@ class RoutedLLM:
         p = self._defaults if params is None else with_defaults(self._defaults, params, self._cap)
         self.stats.requested += 1
         if not self._cacheable(p):
-            return self._within_window(await self._client.complete(messages, p), p)
+            answer = await self._client.complete(messages, p)
+            self._cache.note(answer)  # not kept for answering, but on the bill
+            return self._within_window(answer, p)
         key = cache_key(self.spec.backend, self.spec.model, messages, p)
         result, source = await self._cache.get_or_call(
             key, lambda: self._client.complete(messages, p)
@@ -423,6 +425,14 @@ class LLMRouter:
         for c in self._clients.values():
             total.add(c.stats)
         return total
+
+    def served_split(self) -> tuple[int, int]:
+        """Prompt and output tokens the model servers have served so far (as below)."""
+        clients = self._clients.values()
+        return (
+            sum(c.stats.prompt_tokens for c in clients),
+            sum(c.stats.completion_tokens for c in clients),
+        )
 
     def served_tokens(self) -> int:
         """Tokens the model servers have served so far (cache hits and coalesced calls not)."""

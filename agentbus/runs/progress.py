@@ -36,6 +36,9 @@ from agentbus.outcome import is_agent_failure
 from agentbus.record import payload_counts
 
 RATE_WINDOW_S = 30.0
+#: the rates cover at least this many counted episodes, however long ago they ended: at one
+#: episode a minute a 30 s window holds 0 or 1 of them, and its ETA jumped 3x between lines
+RATE_MIN_EPISODES = 20
 RECENT = 50
 #: an interval from fewer complete tasks than this is shown as "not yet", not as +0.000 [-0.5, +0.5]
 MIN_TASKS_SHOWN = 2
@@ -169,8 +172,8 @@ class RunState:
         #: counted episodes beyond the grid, by kind (``best``: the --best agent)
         self.extra: dict[str, int] = {}
         self.interrupted = False
-        #: (time, tokens the model servers served so far): see :meth:`sample_served`
-        self._served: deque[tuple[float, int]] = deque()
+        #: (time, prompt and output tokens the servers served so far): :meth:`sample_served`
+        self._served: deque[tuple[float, int, int]] = deque()
         self.base_done = done  # episodes finished before this process (resume)
         self.started = 0
         self.done = 0
@@ -191,7 +194,8 @@ class RunState:
         self.finished = False
         self.last_seq = 0
         self.dropped = 0
-        self._window: deque[tuple[float, int]] = deque()
+        #: counted episodes for the rates: (time, prompt tokens, output tokens)
+        self._window: deque[tuple[float, int, int]] = deque()
 
     def apply(self, event: Mapping[str, Any]) -> None:
         """Fold one event (a dict as stored) into the figures."""
@@ -252,7 +256,7 @@ class RunState:
         elif eid not in self.seen:
             self.seen.add(eid)
             # only counted episodes make the rate (infra failures of a dead server do not)
-            self._window.append((ts, prompt + completion))
+            self._window.append((ts, prompt, completion))
             kind = event.get("kind")
             if kind not in _GRID_KINDS:
                 self.extra[str(kind)] = self.extra.get(str(kind), 0) + 1
@@ -284,37 +288,61 @@ class RunState:
             }
         )
 
-    def sample_served(self, tokens: int, now: float | None = None) -> None:
+    def sample_served(self, tokens: int | tuple[int, int], now: float | None = None) -> None:
         """Record how many tokens the model servers have served so far (the router's count).
 
-        With samples, tokens/s is what the servers served in the window: calls
-        answered from the cache or coalesced are not in it, and a call is
-        counted when it was served, not when its episode ended.
+        ``tokens`` is ``(prompt, output)`` (or one total, which then counts as
+        output). With samples, tokens/s is what the servers served in the
+        window: calls answered from the cache or coalesced are not in it, and a
+        call is counted when it was served, not when its episode ended.
         """
         now = time.time() if now is None else now
-        self._served.append((now, int(tokens)))
+        prompt, output = tokens if isinstance(tokens, tuple) else (0, tokens)
+        self._served.append((now, int(prompt), int(output)))
         while len(self._served) > 2 and self._served[1][0] <= now - RATE_WINDOW_S:
             self._served.popleft()
 
-    def rates(self, now: float | None = None) -> tuple[float, float]:
-        """Counted episodes per second and tokens per second over the last half minute.
+    def _begin(self, now: float) -> float:
+        """Where the episode window starts: the last half minute, or the last
+        :data:`RATE_MIN_EPISODES` counted episodes when they reach further back."""
+        window = self._window
+        while len(window) > RATE_MIN_EPISODES and window[0][0] < now - RATE_WINDOW_S:
+            window.popleft()
+        begin = now - RATE_WINDOW_S
+        if window:
+            begin = min(begin, window[0][0])
+        started = self.run_started_ts
+        return max(begin, now if started is None else started)
 
-        Tokens/s is the servers' own count (:meth:`sample_served`) when the
-        display samples it; without samples (a log being followed), the tokens
-        of the episodes counted in the window.
+    def token_rates(self, now: float | None = None) -> tuple[float, float]:
+        """Prompt and output tokens per second: the servers' count when sampled, else the
+        episodes' in the rate window (a log being followed)."""
+        now = time.time() if now is None else now
+        if len(self._served) >= 2:
+            (t0, p0, o0), (t1, p1, o1) = self._served[0], self._served[-1]
+            dt = max(t1 - t0, 1e-9)
+            return (p1 - p0) / dt, (o1 - o0) / dt
+        if self._served:
+            return 0.0, 0.0
+        span = max(now - self._begin(now), 1.0)
+        return (
+            sum(p for _, p, _ in self._window) / span,
+            sum(o for _, _, o in self._window) / span,
+        )
+
+    def rates(self, now: float | None = None) -> tuple[float, float]:
+        """Counted episodes per second and tokens per second (prompt and output together).
+
+        The episode rate covers the last half minute or the last
+        :data:`RATE_MIN_EPISODES` counted episodes, whichever reaches further
+        back, so a slow run's rate (and ETA) rests on enough episodes to hold
+        still between lines.
         """
         now = time.time() if now is None else now
-        while self._window and self._window[0][0] < now - RATE_WINDOW_S:
-            self._window.popleft()
-        begin = max(now - RATE_WINDOW_S, self.run_started_ts or now)
-        span = max(now - begin, 1.0)
+        span = max(now - self._begin(now), 1.0)
         eps = len(self._window) / span
-        if len(self._served) >= 2:
-            (t0, k0), (t1, k1) = self._served[0], self._served[-1]
-            return eps, (k1 - k0) / max(t1 - t0, 1e-9)
-        if self._served:
-            return eps, 0.0
-        return eps, sum(t for _, t in self._window) / span
+        prompt, output = self.token_rates(now)
+        return eps, prompt + output
 
     def eta_s(self, now: float | None = None) -> float | None:
         """Seconds left at the current rate (None before any rate, or with no total)."""
@@ -326,6 +354,7 @@ class RunState:
     def summary(self, now: float | None = None) -> dict[str, Any]:
         """The figures as one JSON-friendly dict (``/api/status``)."""
         eps, tps = self.rates(now)
+        prompt_tps, output_tps = self.token_rates(now)
         done = self.base_done + self.done
         coalitions = []
         rows = sorted(
@@ -358,6 +387,8 @@ class RunState:
             "mean_reward": self.reward_sum / self.done if self.done else None,
             "episodes_per_s": eps,
             "tokens_per_s": tps,
+            "prompt_tokens_per_s": prompt_tps,
+            "output_tokens_per_s": output_tps,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "llm_calls": self.llm_calls,
@@ -417,8 +448,8 @@ class RunState:
         s = self.summary(now)
         parts = [
             f"episodes {self.head(now)}",
-            f"{s['episodes_per_s']:.2f} ep/s",
-            f"{s['tokens_per_s']:.0f} tok/s",
+            f"{episodes_rate(s['episodes_per_s'])}",
+            token_rates_text(s),
             f"errors {s['errors']}",
         ]
         if s["agent_failures"]:
@@ -434,6 +465,31 @@ class RunState:
         if s["dropped"]:
             parts.append(f"(display skipped {s['dropped']} events)")
         return " | ".join(parts)
+
+
+def episodes_rate(eps: float) -> str:
+    """``2.40 ep/s``, or ``1.0 ep/min`` below one episode in ten seconds (not ``0.00 ep/s``)."""
+    if 0 < eps < 0.1:
+        return f"{eps * 60:.1f} ep/min"
+    return f"{eps:.2f} ep/s"
+
+
+def token_rates_text(s: Mapping[str, Any]) -> str:
+    """``8 out tok/s (290 prompt)``: what a model writes apart from what it reads."""
+    output = float(s.get("output_tokens_per_s") or 0.0)
+    prompt = float(s.get("prompt_tokens_per_s") or 0.0)
+    return f"{output:.0f} out tok/s ({prompt:.0f} prompt)"
+
+
+def run_console(**kwargs: Any) -> Any:
+    """The run's rich Console: text is printed as written, never read as markup.
+
+    Model names, file paths, task text and hints such as ``[prices]`` come
+    from outside the program; as markup, square brackets vanish or raise.
+    """
+    from rich.console import Console
+
+    return Console(markup=False, **kwargs)
 
 
 def eta_text(seconds: float, cap: bool = False) -> str:
@@ -510,7 +566,7 @@ class Progress:
         interval_s: float | None = None,
         file: IO[str] | None = None,
         status: Callable[[], str | None] | None = None,
-        served: Callable[[], int] | None = None,
+        served: Callable[[], int | tuple[int, int]] | None = None,
         total_is_cap: bool = False,
         console: Any = None,
     ) -> None:
@@ -585,10 +641,9 @@ class Progress:
                     last = text
 
     async def _run_live(self, sub: Any) -> None:
-        from rich.console import Console
         from rich.live import Live
 
-        console = self.console if self.console is not None else Console(file=self.file)
+        console = self.console if self.console is not None else run_console(file=self.file)
         finished = anyio.Event()
         with Live(self._render(), console=console, refresh_per_second=4, transient=False) as live:
             async with anyio.create_task_group() as tg:
@@ -610,8 +665,8 @@ class Progress:
         head = Text.assemble(
             ("episodes ", "bold"),
             f"{self.state.head()}  ",
-            (f"{s['episodes_per_s']:.2f} ep/s  ", "cyan"),
-            (f"{s['tokens_per_s']:.0f} tok/s  ", "cyan"),
+            (f"{episodes_rate(s['episodes_per_s'])}  ", "cyan"),
+            (f"{token_rates_text(s)}  ", "cyan"),
             (f"errors {s['errors']}", "red" if s["errors"] else "green"),
         )
         if s["eta_s"] is not None:
