@@ -9,8 +9,14 @@ planner, then the solver, and returns the solver's ANSWER line.
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 import re
+import sys
+from pathlib import Path
 from typing import Any
+
+_HERE = Path(__file__).resolve().parent
 
 _ANSWER = re.compile(r"ANSWER:\s*(.+)")
 
@@ -39,3 +45,35 @@ async def run(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
     plan = "" if "planner" in off else await _ask(ctx, "planner", f"Plan: {task['question']}")
     answer = await _ask(ctx, "solver", f"Task: {task['question']}\nA guess: {plan}")
     return {"answer": answer}
+
+
+def probe_run(tmp: Path, tasks: list[str], **overrides: Any) -> tuple[Path, str]:
+    """Run this probe in process on ``tasks`` (slots planner, solver); (run dir, console)."""
+    import anyio
+    from rich.console import Console
+
+    from agentbus.app.config import build_config
+    from agentbus.app.evaluate import evaluate
+
+    rows = [{"id": t, "question": f"What is {n} + 1?", "answer": str(n + 1)} for n, t in
+            enumerate(tasks)]  # fmt: skip
+    (tmp / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    settings: dict[str, Any] = {
+        "agent": "agent_probes:run",
+        "env": "external",
+        "dataset": str(tmp / "tasks.jsonl"),
+        "slots": ["planner", "solver"],
+        "run_dir": str(tmp / "run"),
+        "progress": "off",
+        "plots": False,
+        "agent_timeout_s": 1.0,
+        "sim": {"speed": 0, "transport": "inprocess"},
+    }
+    settings.update(overrides)
+    out = io.StringIO()
+    sys.path.insert(0, str(_HERE))
+    try:
+        anyio.run(evaluate, build_config(settings), Console(file=out, width=200))
+    finally:
+        sys.path.remove(str(_HERE))
+    return tmp / "run", out.getvalue()

@@ -9,20 +9,15 @@ v(S) still counts them as the agent's zeros.
 
 from __future__ import annotations
 
-import io
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import orjson
 import pytest
-from rich.console import Console
+from agent_probes import probe_run
 
-from agentbus.app.config import build_config
-from agentbus.app.evaluate import evaluate
 from agentbus.gateway.actors import failure_kind
 from agentbus.gateway.runners import AgentFailed
 from agentbus.gateway.session import Session
@@ -43,32 +38,6 @@ KINDS = {
 }
 
 
-def probe_run(tmp: Path, tasks: list[str], **overrides: Any) -> tuple[Path, str]:
-    """Run the probe agent in process on ``tasks``; (run dir, console text)."""
-    rows = [{"id": t, "question": f"What is {n} + 1?", "answer": str(n + 1)} for n, t in
-            enumerate(tasks)]  # fmt: skip
-    (tmp / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    settings: dict[str, Any] = {
-        "agent": "agent_probes:run",
-        "env": "external",
-        "dataset": str(tmp / "tasks.jsonl"),
-        "slots": ["planner", "solver"],
-        "run_dir": str(tmp / "run"),
-        "progress": "off",
-        "plots": False,
-        "agent_timeout_s": 1.0,
-        "sim": {"speed": 0, "transport": "inprocess"},
-    }
-    settings.update(overrides)
-    out = io.StringIO()
-    sys.path.insert(0, str(HERE))
-    try:
-        anyio.run(evaluate, build_config(settings), Console(file=out, width=200))
-    finally:
-        sys.path.remove(str(HERE))
-    return tmp / "run", out.getvalue()
-
-
 def ended(run_dir: Path) -> list[dict[str, Any]]:
     events = [orjson.loads(line) for line in (run_dir / "events.jsonl").read_bytes().splitlines()]
     return [e for e in events if e.get("type") == "episode.ended"]
@@ -76,7 +45,8 @@ def ended(run_dir: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    return probe_run(tmp_path_factory.mktemp("agent_failures"), TASKS)
+    # --keep-going: a first block that is one of the failing tasks would stop the run
+    return probe_run(tmp_path_factory.mktemp("agent_failures"), TASKS, keep_going=True)
 
 
 def test_each_failure_is_its_own_kind_and_counts_as_the_agents_zero(

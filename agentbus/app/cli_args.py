@@ -141,7 +141,17 @@ def parser() -> OneLineParser:
     )
     a("--unmapped", metavar="MODEL", help="model for modules of your agent that are no slot")
     a("--agent-timeout", type=float, dest="agent_timeout_s", help="seconds per agent run")
-    a("--agent-processes", type=int, help="command agents running at once (default 16)")
+    a(
+        "--agent-processes",
+        type=int,
+        help="command agents running at once (default: the CPUs this machine gives the run)",
+    )
+    a(
+        "--keep-going",
+        action="store_true",
+        default=None,
+        help="run on when the first block shows a misconfigured agent (stops by default)",
+    )
     a("--module", action="append", type=_kv, metavar="SLOT=MODULE", help="replace a module")
     a("--slots", type=_csv, help="vary only these slots, e.g. planning,action")
     a(
@@ -249,6 +259,7 @@ FLAT_KEYS = (
     "unmapped",
     "agent_timeout_s",
     "agent_processes",
+    "keep_going",
     "slots",
     "repeats",
     "max_steps",

@@ -12,6 +12,7 @@ the new ones.
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -28,6 +29,21 @@ from agentbus.sim.config import SimConfig
 from agentbus.variants import Variant, parse_vary
 
 ProgressMode = Literal["auto", "rich", "plain", "off"]
+
+
+def machine_cpus() -> int:
+    """The CPUs this process may run on: the default number of command agents at once.
+
+    More agent processes than CPUs only share them: with 16 agents on 2 cores
+    each got an eighth of a core, and healthy agents ran past their time limit
+    (issue 41). The affinity mask, not the machine's count, is what a
+    container or ``taskset`` leaves the run.
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
 
 #: dotted config paths whose values change episode outcomes
 RESULT_KEYS: tuple[str, ...] = (
@@ -107,8 +123,10 @@ class RunConfig(BaseModel):
     unmapped: str | None = None
     #: seconds one run of your agent may take (then it is killed: a task failure)
     agent_timeout_s: float = Field(default=300.0, gt=0)
-    #: command agents running at once
-    agent_processes: int = Field(default=16, ge=1)
+    #: command agents running at once (default: the CPUs this process may use)
+    agent_processes: int = Field(default_factory=machine_cpus, ge=1)
+    #: run on after the first block shows a misconfigured agent (app/misconfig.py)
+    keep_going: bool = False
     modules: dict[str, str] = Field(default_factory=dict)
     slots: list[str] | None = None
     # -- variants and presets (docs/variants.md) --
