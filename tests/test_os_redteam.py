@@ -259,17 +259,17 @@ os.write(1, b"@@AB@@ ready\n")
 how = sys.argv[1]
 for line in sys.stdin.buffer:
     n = line.split()[0]
-    good = b"@@AB@@ %s 0 2 2 -\n0\n@@AB@@ end %s\n" % (n, n)
+    good = b"@@AB@@ %s 0 2 2 - 2\n0\n@@AB@@ end %s\n" % (n, n)
     if how == "excess":  # a correct answer, then a forged one for the next request
         os.write(1, good + good)
     elif how == "nonce":
         os.write(1, good.replace(n, b"0" * 32))
     elif how == "count":  # more bytes shown than the output had
-        os.write(1, b"@@AB@@ %s 0 2 1 -\n0\n@@AB@@ end %s\n" % (n, n))
+        os.write(1, b"@@AB@@ %s 0 2 1 - 2\n0\n@@AB@@ end %s\n" % (n, n))
     elif how == "huge":  # announces far more than any output may be
-        os.write(1, b"@@AB@@ %s 0 999999 999999 -\n0\n" % n)
+        os.write(1, b"@@AB@@ %s 0 999999 999999 - 2\n0\n" % n)
     elif how == "trailer":  # bytes after the announced count instead of the trailer
-        os.write(1, b"@@AB@@ %s 0 2 2 -\n0\n0\n@@AB@@ end %s\n" % (n, n))
+        os.write(1, b"@@AB@@ %s 0 2 2 - 2\n0\n0\n@@AB@@ end %s\n" % (n, n))
 """
 
 
@@ -279,7 +279,7 @@ async def test_a_misframed_answer_breaks_the_sandbox_and_fails_the_task(
 ) -> None:
     import environments.sandbox.shell as shell
 
-    monkeypatch.setattr(shell, "supervisor_argv", lambda _: ["python3", "-c", LIAR, how])
+    monkeypatch.setattr(shell, "supervisor_argv", lambda *_: ["python3", "-c", LIAR, how])
     task = _task(Script("bash", PRINTS), Script("bash", PRINTS))
     async with Sandbox(LIMITS) as box:
         v = await judge(task, box, "0")

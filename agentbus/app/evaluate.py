@@ -52,7 +52,13 @@ from agentbus.runs.store import RunStore
 from agentbus.runtime import Runtime
 from agentbus.sim.profiles import ProfileSet
 from agentbus.sim.service import SimHandle, sim_service
-from attribution.results import agent_failure_line, build_results, to_markdown
+from attribution.results import (
+    agent_failure_line,
+    build_results,
+    lead_with_stop_interval,
+    stop_interval_line,
+    to_markdown,
+)
 from attribution.service import AttributionService
 
 #: stop early when this many episodes in a row failed on the infrastructure
@@ -684,7 +690,7 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         results["adaptive"] = {
             "target_halfwidth": config.target_halfwidth,
             "stop_reason": adaptive.stop_reason,
-            "done": service.done(config.target_halfwidth),
+            "done": adaptive.reached,
         }
     best_summary = prep.best.summary()
     if best_summary is not None:
@@ -699,9 +705,11 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         results["pareto"] = prep.pareto.results()
     prep.store.write_json("results.json", results)
     markdown = to_markdown(results) + answer_markdown(results) + cost_markdown(results)
+            "stop": config.stop,
     prep.store.write_text("results.md", markdown)
     if config.plots:
         _write_plots(results, prep.run_dir / "plots", console)
+        lead_with_stop_interval(results, config.stop)
     note = external.summary_line(gateway, config.unmapped) if gateway is not None else None
     print_summary(
         results,
@@ -723,3 +731,4 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         retried=execution.queue.retried,
         given_up=len(execution.queue.given_up),
     )
+        console.print(stop_interval_line(results))

@@ -163,13 +163,18 @@ def make(limit_mb: int) -> Path | None:
     return path
 
 
-def enter_argv(group: Path | None, argv: list[str]) -> list[str]:
-    """``argv`` prefixed so that it runs inside ``group`` from its first instruction."""
-    if group is None:
+def enter_argv(group: Path | None, argv: list[str], also: Path | None = None) -> list[str]:
+    """``argv`` prefixed so that it runs inside ``group`` (and ``also``, a group of another
+    hierarchy: the sandbox's v2 container beside a v1 memory group) from its first
+    instruction."""
+    groups = [str(g / "cgroup.procs") for g in (group, also) if g is not None]
+    if not groups:
         return argv
-    procs = str(group / "cgroup.procs")
-    # should the move be refused, the sandbox still starts (bounded by its rlimits only)
-    return ["/bin/sh", "-c", 'echo $$ 2>/dev/null > "$0"; exec "$@"', procs, *argv]
+    # should a move be refused, the sandbox still starts (bounded by its rlimits only)
+    enter = 'echo $$ 2>/dev/null > "$0"; exec "$@"'
+    if len(groups) == 2:
+        enter = 'echo $$ 2>/dev/null > "$0"; echo $$ 2>/dev/null > "$1"; shift; exec "$@"'
+    return ["/bin/sh", "-c", enter, *groups, *argv]
 
 
 async def remove(group: Path | None) -> None:

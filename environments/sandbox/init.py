@@ -35,7 +35,11 @@ The trusted channel:
 - *Checks* (mode ``c``): if the init's own resource limits are not what
   they were at start (``prlimit`` on PID 1 needs only the same uid), no
   check runs and the answer says the sandbox was tampered with (flag
-  ``x``, the host treats it as broken). Then every other process in the namespace is
+  ``x``, the host treats it as broken). Where the host passed the files
+  of a cgroup container (``freezer.py``), each command's child moves
+  itself into the agent's group and each check's into the checks' group
+  (killed after the check); the host froze the agent's group before asking.
+  Without one, every other process in the namespace is
   stopped (``SIGSTOP`` until a scan finds all stopped; traced ones are
   killed, since a tracer could resume them; if they cannot be stopped, all
   are killed), so nothing the agent left running can write files, kill the
@@ -208,6 +212,10 @@ class Init:
         self.devnull = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
         self.nproc = int(str(cfg["nproc"]))
         self.frozen = False
+        # the host's cgroup files (agent procs, check procs, check kill), or none: then the
+        # agent's processes are stopped by signals before a check (see freezer.py)
+        fds = cfg.get("cgroup_fds")
+        self.cgroup_fds = [int(fd) for fd in fds] if isinstance(fds, list) else []
         # a process of the same uid may lower another's limits (prlimit needs no
         # capability for that), and a check inherits them: a check whose tools fail
         # for want of a stack or a descriptor could pass (``! getent group x``)
@@ -249,6 +257,8 @@ class Init:
                 except Exception as exc:  # no check on the agent's machinery: it fails
                     os.write(err, f"[the check's system could not be set up: {exc}]\n".encode())
                     raise
+            if self.cgroup_fds:  # into the agent's container (or the checks' group)
+                os.write(self.cgroup_fds[1 if mode == "c" else 0], b"0")
             os.setsid()
             os.dup2(self.devnull, 0)
             os.dup2(out, 1)
@@ -295,10 +305,11 @@ class Init:
     def run(self, nonce: str, timeout: float, mode: str, command: str, args: list[str]) -> None:
         flags = ""
         killed = bomb_reap(max(2, self.nproc // 2))
-        if mode == "c":
+        if mode == "c" and not self.cgroup_fds:
             settle(0.5)
             flags += freeze()
             self.frozen = True
+        if mode == "c":  # (with a container, the host froze it before asking)
             if own_limits() != self.limits_at_start:  # tampered with: no check runs
                 note = b"[the sandbox's init was tampered with: its resource limits changed]\n"
                 n = len(note)
@@ -318,6 +329,8 @@ class Init:
                 rc, flags = 137, flags + "t"
             if mode != "c":
                 killed = max(killed, bomb_reap(max(2, self.nproc // 2)))
+            elif self.cgroup_fds:  # whatever the check left behind ends with it
+                os.write(self.cgroup_fds[2], b"1")
             cap = int(str(self.cfg["output_bytes"]))
             # a check's verdict is its last line: keep the end of a long stdout
             body, total = read_memfd(out, cap, tail=mode == "c")

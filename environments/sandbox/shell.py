@@ -28,10 +28,11 @@ import re
 import secrets
 import signal
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from agentbus import waiting_for_slot
-from environments.sandbox import budget, cgroup, signals
+from environments.sandbox import budget, cgroup, freezer, signals
 from environments.sandbox.bwrap import bwrap_argv
 from environments.sandbox.limits import SandboxLimits
 from environments.sandbox.result import KILLED, CommandResult
@@ -79,6 +80,9 @@ class Sandbox:
         self._gate: budget.MemoryGate | None = None
         #: this sandbox's memory cgroup (None where the machine has none for us)
         self.cgroup: Path | None = None
+        #: the agent's process container, frozen before checks (None: signals instead)
+        self.container: freezer.Container | None = None
+        self._frozen = False
 
     @property
     def pid(self) -> int | None:
@@ -102,20 +106,33 @@ class Sandbox:
         with waiting_for_slot():
             await self._gate.acquire(mb)
         self.cgroup = cgroup.make(mb)
+        self.container = freezer.make(self.cgroup)
+        fds: list[int] = []
+        if self.container is not None:
+            try:
+                fds = self.container.open_fds()
+            except OSError:
+                await self.container.remove()
+                self.container = None
         argv = bwrap_argv(
-            supervisor_argv(self.limits), self.limits, hostname=self.hostname, caps=True
+            supervisor_argv(self.limits, fds), self.limits, hostname=self.hostname, caps=True
         )
+        also = self.container.group if self.container and self.container.owned else None
         try:
             self._proc = await asyncio.create_subprocess_exec(
-                *cgroup.enter_argv(self.cgroup, argv),
+                *cgroup.enter_argv(self.cgroup, argv, also),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                pass_fds=fds,
             )
         except OSError as exc:
             await self._release()
             raise SandboxError(f"sandbox did not start: {exc}") from None
+        finally:
+            for fd in fds:  # the init holds its own copies
+                os.close(fd)
         try:
             await asyncio.wait_for(self._ready(), START_TIMEOUT_S)
         except (TimeoutError, SandboxError) as exc:
@@ -126,6 +143,9 @@ class Sandbox:
         gate, self._gate = self._gate, None
         if gate is not None:
             await gate.release(self.limits.memory_budget_mb)
+        box, self.container = self.container, None
+        if box is not None:
+            await box.remove()
         group, self.cgroup = self.cgroup, None
         await cgroup.remove(group)
 
@@ -167,9 +187,11 @@ class Sandbox:
             nonce = secrets.token_hex(16)
             words = [nonce, f"{timeout:g}", mode, _b64(command), *(_b64(a) for a in args)]
             try:
-                return await asyncio.wait_for(
+                killed = await self._contain(check)
+                result = await asyncio.wait_for(
                     self._exchange(" ".join(words), nonce), timeout + GRACE_S
                 )
+                return replace(result, stopped_killed=True) if killed else result
             except (TimeoutError, SandboxError, ConnectionError, ValueError) as exc:
                 why = str(exc) or "the sandbox stopped answering"
                 self._broken = why
@@ -177,6 +199,23 @@ class Sandbox:
                 return CommandResult(
                     KILLED, f"[sandbox unavailable: {why}]", timed_out=True, broken=True
                 )
+
+    async def _contain(self, check: bool) -> bool:
+        """Freeze the agent's container before a check (thaw it for the agent's next turn);
+        True when it would not freeze and was killed instead."""
+        box = self.container
+        if box is None or check == self._frozen:
+            return False
+        if not check:
+            box.thaw()
+            self._frozen = False
+            return False
+        self._frozen = True
+        try:
+            await box.settle()
+            return not await box.freeze()
+        except OSError as exc:  # no check runs beside processes we could not stop
+            raise SandboxError(f"the agent's processes could not be frozen: {exc}") from None
 
     async def _exchange(self, request: str, nonce: str) -> CommandResult:
         proc = self._proc

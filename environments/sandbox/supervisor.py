@@ -27,6 +27,7 @@ not be stopped before a check were killed, ``x`` the init was tampered with
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from environments.sandbox.bwrap import PATH
@@ -53,8 +54,9 @@ _SOURCE = (Path(__file__).with_name("init.py")).read_text(encoding="utf-8")
 _PRISTINE = (Path(__file__).with_name("pristine.py")).read_text(encoding="utf-8")
 
 
-def supervisor_argv(limits: SandboxLimits) -> list[str]:
-    """The command bubblewrap runs as the sandbox's init."""
+def supervisor_argv(limits: SandboxLimits, cgroup_fds: Sequence[int] = ()) -> list[str]:
+    """The command bubblewrap runs as the sandbox's init (``cgroup_fds``: the agent's
+    container, see :mod:`environments.sandbox.freezer`; empty where there is none)."""
     cfg = {
         "nproc": limits.nproc,
         "cpu_s": limits.cpu_s,
@@ -63,5 +65,6 @@ def supervisor_argv(limits: SandboxLimits) -> list[str]:
         "output_bytes": limits.output_bytes,
         "runner": RUNNER,
         "path": PATH,
+        "cgroup_fds": list(cgroup_fds),
     }
     return ["/usr/bin/python3", "-I", "-S", "-c", _SOURCE, json.dumps(cfg), _PRISTINE]
