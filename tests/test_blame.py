@@ -49,8 +49,9 @@ def test_decisive_steps_are_the_simulators_mistakes(run_dir: Path) -> None:
         assert e["step"] in e["mistakes"]
         assert e["replays"] >= 2  # the reproduction and the flipping replay
     for e in entries:
-        if e["status"] == "none":
-            assert e["replays"] - 1 == len(e["tried"])
+        # the reproduction, one per repaired step (and its confirmations, if asked for)
+        flips = len(e["unconfirmed"]) + (e["status"] == "decisive")
+        assert e["replays"] == 1 + len(e["tried"]) + (1 + e["confirm"]) * flips
     assert summary["truth"]["accuracy"] == 1.0
     assert "share" in text.getvalue() and (run_dir / "blame.md").exists()
     # resumed: nothing is replayed again, the summary is the same

@@ -55,6 +55,8 @@ class BlameOptions:
     repair: str | None = None
     concurrency: int = 16
     seed: int = 0
+    #: independent repair answers each flip must be repeated by (0: none)
+    confirm: int = 0
 
 
 def load_config(run_dir: Path) -> RunConfig:
@@ -118,8 +120,9 @@ def repair_model(config: RunConfig, options: BlameOptions) -> str:
     return config.default if options.outcome == "success" else config.test[0]
 
 
-def done_verdicts(run_dir: Path, repair: str) -> dict[str, dict[str, Any]]:
-    """Verdicts already in ``blame.jsonl`` for this repair model (a torn last line is skipped)."""
+def done_verdicts(run_dir: Path, repair: str, confirm: int = 0) -> dict[str, dict[str, Any]]:
+    """Verdicts already in ``blame.jsonl`` for this repair model and confirmation setting
+    (a torn last line is skipped)."""
     out: dict[str, dict[str, Any]] = {}
     path = run_dir / LOG
     if not path.exists():
@@ -130,7 +133,11 @@ def done_verdicts(run_dir: Path, repair: str) -> dict[str, dict[str, Any]]:
                 entry = orjson.loads(line)
             except orjson.JSONDecodeError:
                 continue
-            if isinstance(entry, dict) and entry.get("repair") == repair:
+            if (
+                isinstance(entry, dict)
+                and entry.get("repair") == repair
+                and entry.get("confirm", 0) == confirm
+            ):
                 out[str(entry.get("episode_id"))] = entry
     return out
 
@@ -146,6 +153,7 @@ class Blamer:
         repair: str,
         tasks: dict[str, Task],
         sim: SimHandle | None,
+        confirm: int = 0,
     ) -> None:
         self.config = config
         self.factory = factory
@@ -153,6 +161,7 @@ class Blamer:
         self.repair = repair
         self.tasks = tasks
         self.sim = sim
+        self.confirm = confirm
 
     def _spec(self, record: EpisodeRecord) -> Any:
         task = self.tasks.get(record.task_id)
@@ -184,11 +193,12 @@ class Blamer:
             answer = await repair.complete(call.messages, call.params)
             return answer.text, [c.model_dump(mode="json") for c in answer.tool_calls]
 
-        found: Verdict = await decisive_step(record.outcome, run, probe)
+        found: Verdict = await decisive_step(record.outcome, run, probe, confirm=self.confirm)
         entry: dict[str, Any] = {
             "episode_id": record.episode_id,
             "task_id": record.task_id,
             "repair": self.repair,
+            "confirm": self.confirm,
             **found.to_json(),
         }
         if self.sim is not None and base and base[0].replayable:
@@ -213,7 +223,9 @@ def _replay_config(config: RunConfig, run_dir: Path) -> RunConfig:
 
 
 @asynccontextmanager
-async def open_blamer(config: RunConfig, run_dir: Path, repair: str) -> AsyncIterator[Blamer]:
+async def open_blamer(
+    config: RunConfig, run_dir: Path, repair: str, *, confirm: int = 0
+) -> AsyncIterator[Blamer]:
     """Environment, simulator, router on the run's cache, and the agent's episode builder."""
     config = _replay_config(config, run_dir)
     setup = await anyio.to_thread.run_sync(load_environment, config)
@@ -242,7 +254,8 @@ async def open_blamer(config: RunConfig, run_dir: Path, repair: str) -> AsyncIte
             actors_for=actors_for,
         )
         try:
-            yield Blamer(config, factory, router, repair, {t.id: t for t in setup.tasks}, sim)
+            tasks = {t.id: t for t in setup.tasks}
+            yield Blamer(config, factory, router, repair, tasks, sim, confirm)
         finally:
             router.cache.close()
 

@@ -66,10 +66,19 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
         help="blame successes instead (what broke them; repaired by the default model)",
     )
     p.add_argument("--repair", help="model spec that answers the repaired call")
+    p.add_argument(
+        "--confirm",
+        type=int,
+        default=0,
+        help="independent repair answers that must repeat a flip before it counts (default 0: "
+        "the first flip counts)",
+    )
     p.add_argument("--concurrency", type=int, default=16, help="episodes replayed at once")
     ns = p.parse_args(list(argv) if argv is not None else None)
     if ns.sample is not None and ns.sample < 1:
         p.error("--sample must be at least 1")
+    if ns.confirm < 0:
+        p.error("--confirm must be 0 or more")
     if ns.concurrency < 1:
         p.error("--concurrency must be at least 1")
     coalition = tuple(s.strip() for s in ns.coalition.split(",") if s.strip() and s != "none")
@@ -81,6 +90,7 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
         repair=ns.repair,
         concurrency=ns.concurrency,
         seed=ns.seed,
+        confirm=ns.confirm,
     )
 
 
@@ -94,7 +104,7 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
         raise UserError(f"--coalition names unknown slots: {', '.join(sorted(unknown))}")
     chosen = choose(records, config, options)
     repair = repair_model(config, options)
-    done = done_verdicts(run_dir, repair)
+    done = done_verdicts(run_dir, repair, options.confirm)
     todo = [r for r in chosen if r.episode_id not in done]
     what = "successes" if options.outcome == "success" else "failures"
     print(
@@ -104,7 +114,7 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
         file=out,
         flush=True,
     )
-    async with open_blamer(config, run_dir, repair) as blamer:
+    async with open_blamer(config, run_dir, repair, confirm=options.confirm) as blamer:
         slots = list(blamer.factory.plan.agent.slots)  # a decisive call can be any slot's
         for record in todo[:CHECK_EPISODES]:
             check = await blamer.reproduce(record)

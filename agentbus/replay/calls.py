@@ -38,10 +38,27 @@ class NotReplayable(Exception):
 
 @dataclass(frozen=True)
 class Intervention:
-    """Answer call number ``index`` (0-based, in start order), made by ``slot``, with the repair."""
+    """Answer call number ``index`` (0-based, in start order), made by ``slot``, with the repair.
+
+    ``resample`` > 0 asks the repair model for another, independent answer
+    (sampling temperature :data:`RESAMPLE_TEMPERATURE` with seed ``resample``):
+    the confirmation that a flip comes from the repair, not from how the
+    calls after it happened to fall.
+    """
 
     index: int
     slot: str
+    resample: int = 0
+
+
+#: temperature of a resampled repair (its seed keeps it reproducible)
+RESAMPLE_TEMPERATURE = 0.7
+
+
+def resampled(params: SamplingParams | None, seed: int) -> SamplingParams:
+    """``params`` with the temperature and seed of a resampled repair."""
+    base = params if params is not None else SamplingParams()
+    return base.model_copy(update={"temperature": RESAMPLE_TEMPERATURE, "seed": seed})
 
 
 @dataclass(frozen=True)
@@ -200,6 +217,8 @@ class ReplayLLM:
                 raise UserError("a repaired call needs a repair model")
             llm = self._repair
             call.repaired = True
+            if target.resample:
+                params = resampled(params, target.resample)
         else:
             llm = self._inner
         result = await llm.complete(messages, params)
@@ -234,4 +253,5 @@ __all__ = [
     "ReplayLLM",
     "prompt_of",
     "recorded_calls",
+    "resampled",
 ]

@@ -15,6 +15,14 @@ episode's outcome, with as few replays as it can:
    replay whose outcome flips names the decisive step and the search stops.
    No flip after the last call: *no decisive single call* (the failure needs
    two or more repairs, or none suffices).
+4. with ``confirm`` = N > 0, a flip counts only when N more replays, each
+   with another, independent answer of the repair model to the same call
+   (:data:`~agentbus.replay.calls.RESAMPLE_TEMPERATURE`, seeds 1..N), flip
+   it too; otherwise it is recorded as ``unconfirmed`` and the search goes
+   on. Any repaired answer changes every later prompt, so every later call
+   is drawn afresh: a repair of a call that was right all along can flip the
+   outcome because the calls after it fell better (docs/blame.md measures
+   how often; on git the confirmation did not remove those cases).
 
 Why earliest first: a failure usually has one root mistake followed by calls
 that only inherit it; the earliest call whose repair saves the episode is
@@ -85,6 +93,8 @@ class Verdict:
     calls: int = 0
     #: steps whose repair was replayed without flipping the outcome
     tried: list[int] = field(default_factory=list)
+    #: steps whose repair flipped the outcome but a second repair answer did not
+    unconfirmed: list[int] = field(default_factory=list)
     reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -104,7 +114,9 @@ Replayer = Callable[[Intervention | None], Awaitable[Replay]]
 Prober = Callable[[Call], Awaitable[tuple[str, list[dict[str, Any]]]]]
 
 
-async def decisive_step(recorded: Outcome, run: Replayer, probe: Prober) -> Verdict:
+async def decisive_step(
+    recorded: Outcome, run: Replayer, probe: Prober, *, confirm: int = 0
+) -> Verdict:
     """The earliest call whose repair flips ``recorded`` (see the module docstring)."""
     base = await run(None)
     verdict = Verdict("none", replays=1, calls=len(base.calls))
@@ -129,6 +141,13 @@ async def decisive_step(recorded: Outcome, run: Replayer, probe: Prober) -> Verd
         if not result.replayable:
             verdict.status, verdict.reason = "not_replayable", result.diverged
             return verdict
+        if flipped(recorded, result.outcome) and confirm:
+            held = await _confirmed(recorded, run, call, confirm, verdict)
+            if verdict.status == "not_replayable":
+                return verdict
+            if not held:
+                verdict.unconfirmed.append(call.index)
+                continue
         if flipped(recorded, result.outcome):
             verdict.status, verdict.step, verdict.slot, verdict.rank = (
                 "decisive",
@@ -139,6 +158,21 @@ async def decisive_step(recorded: Outcome, run: Replayer, probe: Prober) -> Verd
             return verdict
         verdict.tried.append(call.index)
     return verdict
+
+
+async def _confirmed(
+    recorded: Outcome, run: Replayer, call: Call, confirm: int, verdict: Verdict
+) -> bool:
+    """Whether a flip holds: ``confirm`` more, independent repair answers flip it too."""
+    for seed in range(1, confirm + 1):
+        again = await run(Intervention(call.index, call.slot, resample=seed))
+        verdict.replays += 1
+        if not again.replayable:
+            verdict.status, verdict.reason = "not_replayable", again.diverged
+            return False
+        if not flipped(recorded, again.outcome):
+            return False
+    return True
 
 
 def _describe(outcome: Outcome) -> str:
