@@ -58,6 +58,7 @@ from attribution.results import (
     Results,
     build_results,
     given_up,
+    lead_with_stop_interval,
     model_summary,
 )
 from attribution.sampling import StratifiedShapley
@@ -314,7 +315,9 @@ class AttributionService:
             snap["target_halfwidth"] = self.target_halfwidth
             snap["stop"] = self.stop
             snap["done"] = self.done(self.target_halfwidth)
-        return snap
+        # an adaptive run is looked at (and stops) on the data: lead with the interval
+        # that holds there (attribution.results.STOP_INTERVAL)
+        return lead_with_stop_interval(snap, self.stop if self.adaptive else None)
 
     def not_estimable_reason(self, models: Mapping[str, Any] | None = None) -> str | None:
         """Why the live estimate cannot be shown yet; None once every model has one."""

@@ -59,6 +59,10 @@ class AdaptiveScheduler:
         self.deterministic = deterministic
         self.issued = 0
         self.stop_reason = ""
+        #: whether the run stopped because its rule was met (results.json ``adaptive.done``:
+        #: decided once, where the stop reason is, so the two always agree; the estimate
+        #: recomputed after the blocks in flight ended may no longer meet it)
+        self.reached = False
         self._slots = factory.plan.varied
         self._rng = random.Random(seed + 1)
         self._uses: dict[tuple[str, str, str], int] = defaultdict(int)
@@ -107,6 +111,7 @@ class AdaptiveScheduler:
             return True
         if self.service.done(self.target):
             self.stop_reason = stopping.describe(self.service.stop, self.target)
+            self.reached = True
             return True
         return False
 

@@ -689,9 +689,11 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     if adaptive is not None:
         results["adaptive"] = {
             "target_halfwidth": config.target_halfwidth,
+            "stop": config.stop,
             "stop_reason": adaptive.stop_reason,
             "done": adaptive.reached,
         }
+        lead_with_stop_interval(results, config.stop)
     best_summary = prep.best.summary()
     if best_summary is not None:
         results["best_run"] = best_summary
@@ -705,11 +707,9 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         results["pareto"] = prep.pareto.results()
     prep.store.write_json("results.json", results)
     markdown = to_markdown(results) + answer_markdown(results) + cost_markdown(results)
-            "stop": config.stop,
     prep.store.write_text("results.md", markdown)
     if config.plots:
         _write_plots(results, prep.run_dir / "plots", console)
-        lead_with_stop_interval(results, config.stop)
     note = external.summary_line(gateway, config.unmapped) if gateway is not None else None
     print_summary(
         results,
@@ -720,6 +720,7 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
     print_budget_stop(results, console, prep.run_dir)
     if adaptive is not None and adaptive.stop_reason:
         console.print(f"adaptive run stopped: {adaptive.stop_reason}")
+        console.print(stop_interval_line(results))
     return RunReport(
         run_dir=prep.run_dir,
         results=results,
@@ -731,4 +732,3 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         retried=execution.queue.retried,
         given_up=len(execution.queue.given_up),
     )
-        console.print(stop_interval_line(results))

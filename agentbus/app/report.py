@@ -32,7 +32,7 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
     from agentbus.app.summary import reward_kind
     from agentbus.runs.store import check_log
     from attribution.collect import collect_from_log
-    from attribution.results import build_results, to_markdown
+    from attribution.results import build_results, lead_with_stop_interval, to_markdown
 
     if not run_dir.is_dir():
         raise UserError(f"run directory {str(run_dir)!r} does not exist or is not a directory")
@@ -59,6 +59,8 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
         estimator=str(config.get("estimator") or "exact"),
     )
     results = _keep_run_metadata(run_dir / "results.json", results)
+    stop = config.get("stop") or "halfwidth"
+    lead_with_stop_interval(results, str(stop) if adaptive else None)
     results["cost"] = _rebuild_cost(log, collector, results, config.get("prices"))
     from agentbus.app.llm_totals import run_llm_totals
 

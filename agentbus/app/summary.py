@@ -123,8 +123,10 @@ def attribution_table(results: Mapping[str, Any], index: str = "shapley") -> Tab
     models = list(results["models"])
     labels = model_labels(models)
     conf = round(100 * float(results.get("confidence", 0.95)))
+    kind = f"{results['interval']} " if results.get("interval") == "anytime-valid" else ""
     table = Table(
-        title=f"{index.capitalize()} value per slot ({conf}% intervals)", title_justify="left"
+        title=f"{index.capitalize()} value per slot ({conf}% {kind}intervals)",
+        title_justify="left",
     )
     table.add_column("slot", style="bold", no_wrap=True)
     for m in models:

@@ -213,6 +213,8 @@ function apply(ev) {
     state.phi = view.rows;  // never a number while the estimate is not honest yet
     state.phiNote = view.note;
     state.snapshotN = ev.n ?? ev.episodes ?? ev.n_episodes ?? ev.count ?? null;
+    // an adaptive run that stops on the data leads with the anytime-valid interval
+    state.phiInterval = ev.interval === "anytime-valid" ? "95% anytime-valid interval" : "95% interval";
     state.estimate = estimateRows(ev.estimable === false ? {} : ev.models);
     if (isNum(ev.admitted_tasks)) state.admittedTasks = ev.admitted_tasks;
     pollHistory();
@@ -284,7 +286,7 @@ function renderPhi() {
   }
   svg.appendChild(svgEl("line", { class: "axis", x1: label, x2: label + plotW, y1: bottom, y2: bottom }));
   svg.appendChild(svgEl("text", { class: "tick axis-title", x: label + plotW / 2, y: bottom + 30, "text-anchor": "middle" },
-    "phi: change in mean reward the slot's test model brings (95% interval)"));
+    "phi: change in mean reward the slot's test model brings (" + (state.phiInterval || "95% interval") + ")"));
   const slotOrder = [];
   for (const r of rows) if (!slotOrder.includes(r.slot)) slotOrder.push(r.slot);
   const several = new Set(rows.map((r) => r.model || "")).size > 1;
