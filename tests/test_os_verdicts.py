@@ -55,6 +55,8 @@ async def test_only_stdout_and_the_exit_status_decide() -> None:
         # stderr is kept apart (for the transcript), the agent's commands still merge it
         r = await box.run("grep -q x /root/never-made", check=True)
         assert r.output == "" and "No such file" in r.stderr
+        task = OsTask(id="rule", description="rule", check=(Script("bash", RULE[0][0]),))
+        assert "No such file" in (await judge(task, box, None)).stderr
         r = await box.run("echo out; echo err >&2")
         assert r.output == "out\nerr\n" and r.stderr == ""
 

@@ -138,6 +138,8 @@ class OsEnvironment(Environment):
         }
         if self.init_problems:
             details["init_problems"] = self.init_problems
+        if self.verdict is not None and self.verdict.stderr:
+            details["check_stderr"] = self.verdict.stderr  # shown, never judged
         return Score(reward=1.0 if passed else 0.0, success=passed, details=details)
 
     async def close(self) -> None:

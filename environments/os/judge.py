@@ -35,10 +35,16 @@ from environments.sandbox import CommandResult, Sandbox
 CHECK_TIMEOUT_S = 20.0
 
 
+#: characters of the checks' stderr kept in a verdict (for the transcript, never judged)
+STDERR_CHARS = 400
+
+
 @dataclass(frozen=True)
 class Verdict:
     passed: bool
     why: str
+    #: what the checks wrote to stderr, cut: kept for the transcript, never judged
+    stderr: str = ""
 
 
 def match_answer(task: OsTask, answer: str) -> Verdict:
@@ -60,12 +66,11 @@ def decides(result: CommandResult) -> bool:
     return not lines or lines[-1] != "1"
 
 
-async def run_script(box: Sandbox, script: Script, args: list[str]) -> tuple[bool, str]:
-    """Run one check script; (passed, its stdout)."""
+async def run_script(box: Sandbox, script: Script, args: list[str]) -> CommandResult:
+    """Run one check script on the sandbox's trusted side."""
     command, code_first = script.as_command()
     argv = [script.code, *args] if code_first else args
-    result = await box.run(command, argv, timeout_s=CHECK_TIMEOUT_S, check=True)
-    return decides(result), result.output
+    return await box.run(command, argv, timeout_s=CHECK_TIMEOUT_S, check=True)
 
 
 async def judge(task: OsTask, box: Sandbox, answer: str | None) -> Verdict:
@@ -77,16 +82,18 @@ async def judge(task: OsTask, box: Sandbox, answer: str | None) -> Verdict:
     if not task.check:
         return Verdict(False, "the task has no check")
     params = [answer or ""]
+    stderr = ""
     for k, script in enumerate(task.check):
         script = script or task.example
         if script is None:
             return Verdict(False, "a null check without an example")
-        ok, out = await run_script(box, script, params)
-        if not ok:
-            why = "the sandbox broke" if out.startswith("[sandbox unavailable") else "failed"
-            return Verdict(False, f"check {k + 1} of {len(task.check)} {why}")
-        params.append(out)
-    return Verdict(True, "every check passed")
+        result = await run_script(box, script, params)
+        stderr = (stderr + result.stderr)[:STDERR_CHARS]
+        if not decides(result):
+            why = "the sandbox broke" if result.broken else "failed"
+            return Verdict(False, f"check {k + 1} of {len(task.check)} {why}", stderr)
+        params.append(result.output)
+    return Verdict(True, "every check passed", stderr)
 
 
 async def prepare(task: OsTask, box: Sandbox) -> list[str]:
