@@ -249,7 +249,10 @@ async def test_responses_api_passes_through_to_an_upstream_that_has_it(
             rig.session.slots["solver"] = (spec, rig.router.client(spec))
             reply = await rig.ctx.openai.responses.create(model="solver", input="ping")
             assert reply.output_text == "pong"
-            assert seen[0] == ("Bearer sk-canary-9d2f", {"model": "m1", "input": "ping"})
+            assert seen[0] == (
+                "Bearer sk-canary-9d2f",
+                {"model": "m1", "input": "ping", "store": False},
+            )
             assert rig.session.modules["solver"].prompt_tokens == 3
             with pytest.raises(openai.AuthenticationError) as failed:
                 await rig.ctx.openai.responses.create(model="solver", input="fail")

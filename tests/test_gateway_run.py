@@ -112,7 +112,7 @@ for module in ("planner", "critic", "helper"):
 seen["responses"]["models"] = call("/models")
 hello = {"model": "helper", "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}]}
 seen["responses"]["anthropic"] = call("/messages", hello, anthropic=True)
-name = os.environ["AGENTBUS_TASK_ID"] + "-" + str(os.getpid())
+name = os.environ["AGENTBUS_TASK_ID"] + "-" + os.urandom(6).hex()  # pids repeat per sandbox
 with open(os.path.join(task["spy_dir"], name + ".json"), "w") as fh:
     json.dump(seen, fh)
 print(json.dumps({"answer": "x"}))

@@ -152,6 +152,20 @@ def parser() -> OneLineParser:
         default=None,
         help="run on when the first block shows a misconfigured agent (stops by default)",
     )
+    a(
+        "--agent-isolation",
+        choices=("sandbox", "none"),
+        help="run each --agent-cmd process in a bubblewrap sandbox (default) or beside agentbus",
+    )
+    a("--agent-memory-mb", type=int, help="address-space limit of a sandboxed agent (4096)")
+    a("--agent-output-mb", type=float, help="MiB an agent command may print per stream (64)")
+    a("--gateway-body-mb", type=float, help="largest request body the gateway reads (16)")
+    a(
+        "--responses-remote",
+        action="store_true",
+        default=None,
+        help="let /v1/responses use remote MCP tools, store and earlier responses",
+    )
     a("--module", action="append", type=_kv, metavar="SLOT=MODULE", help="replace a module")
     a("--slots", type=_csv, help="vary only these slots, e.g. planning,action")
     a(
@@ -260,6 +274,11 @@ FLAT_KEYS = (
     "agent_timeout_s",
     "agent_processes",
     "keep_going",
+    "agent_isolation",
+    "agent_memory_mb",
+    "agent_output_mb",
+    "gateway_body_mb",
+    "responses_remote",
     "slots",
     "repeats",
     "max_steps",

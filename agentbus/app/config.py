@@ -12,7 +12,6 @@ the new ones.
 from __future__ import annotations
 
 import json
-import os
 import re
 import tomllib
 from pathlib import Path
@@ -25,24 +24,11 @@ from agentbus.environment import DEFAULT_RUN_TASKS
 from agentbus.errors import UserError
 from agentbus.inputs import CONFIG_LIMIT_MB, MIB, read_text
 from agentbus.llm.config import LLMConfig
+from agentbus.machine import machine_cpus
 from agentbus.sim.config import SimConfig
 from agentbus.variants import Variant, parse_vary
 
 ProgressMode = Literal["auto", "rich", "plain", "off"]
-
-
-def machine_cpus() -> int:
-    """The CPUs this process may run on: the default number of command agents at once.
-
-    More agent processes than CPUs only share them: with 16 agents on 2 cores
-    each got an eighth of a core, and healthy agents ran past their time limit
-    (issue 41). The affinity mask, not the machine's count, is what a
-    container or ``taskset`` leaves the run.
-    """
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 #: dotted config paths whose values change episode outcomes
@@ -127,6 +113,16 @@ class RunConfig(BaseModel):
     agent_processes: int = Field(default_factory=machine_cpus, ge=1)
     #: run on after the first block shows a misconfigured agent (app/misconfig.py)
     keep_going: bool = False
+    #: where a command agent runs: a bubblewrap sandbox or beside agentbus (docs/security.md)
+    agent_isolation: Literal["sandbox", "none"] = "sandbox"
+    #: address-space limit of a sandboxed command agent, MiB
+    agent_memory_mb: int = Field(default=4096, ge=64)
+    #: MiB a command agent may print on stdout, and again on stderr (then killed)
+    agent_output_mb: float = Field(default=64.0, gt=0)
+    #: largest request body the gateway reads, MiB
+    gateway_body_mb: float = Field(default=16.0, gt=0)
+    #: let /v1/responses reach remote MCP servers, stored or earlier conversations
+    responses_remote: bool = False
     modules: dict[str, str] = Field(default_factory=dict)
     slots: list[str] | None = None
     # -- variants and presets (docs/variants.md) --

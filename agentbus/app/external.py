@@ -13,6 +13,7 @@ agentbus's own agents.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,8 +25,10 @@ from agentbus.episode import ActorSpec
 from agentbus.errors import UserError
 from agentbus.gateway.actors import DRIVER, AgentDriver, DriverConfig, EpisodeLink, GatewaySlot
 from agentbus.gateway.environment import ExternalEnvironment
+from agentbus.gateway.isolation import NONE_WARNING, Isolation
+from agentbus.gateway.limits import MIB, Limits
 from agentbus.gateway.runners import AgentRunner, CallableAgent, CommandAgent, HttpAgent
-from agentbus.gateway.scorers import load_scorer
+from agentbus.gateway.scorers import TRUST_RESULT, load_scorer
 from agentbus.gateway.server import Gateway
 from agentbus.gateway.tasks import ENV
 from agentbus.llm.types import LLM
@@ -119,11 +122,41 @@ def load_tasks(config: RunConfig) -> EnvSetup:
     return EnvSetup(setup.tasks, factory)
 
 
+def isolation_of(config: RunConfig) -> Isolation:
+    """How the run confines command agents (the run directory stays read-only to them)."""
+    return Isolation(
+        mode=config.agent_isolation,
+        memory_mb=config.agent_memory_mb,
+        cpu_s=config.agent_timeout_s,
+        readonly=(config.run_dir,) if config.run_dir is not None else (),
+    )
+
+
+def notes(config: RunConfig) -> list[str]:
+    """Console lines for choices that loosen what the agent is held to."""
+    out = []
+    if config.agent_cmd is not None and config.agent_isolation == "none":
+        out.append(NONE_WARNING)
+    if config.scorer == TRUST_RESULT:
+        out.append(
+            "--scorer result: each episode's reward is the one your agent reports; "
+            "agentbus checks no answer"
+        )
+    return out
+
+
 def make_runner(config: RunConfig, cwd: Path | None = None) -> AgentRunner:
     limit = config.agent_timeout_s
     if config.agent_cmd is not None:
+        isolation = isolation_of(config)
+        isolation.check()
         return CommandAgent(
-            config.agent_cmd, time_limit_s=limit, max_processes=config.agent_processes, cwd=cwd
+            config.agent_cmd,
+            time_limit_s=limit,
+            max_processes=config.agent_processes,
+            cwd=cwd,
+            isolation=isolation,
+            output_cap=int(config.agent_output_mb * MIB),
         )
     if config.agent_url is not None:
         return HttpAgent(config.agent_url, time_limit_s=limit)
@@ -193,7 +226,13 @@ async def external_agent(
 ) -> AsyncIterator[ActorsFor]:
     """Start the gateway and the runner; yield how to build one episode's actors."""
     runner = make_runner(config)
-    gateway = Gateway(temperature=config.llm.sampling.params().temperature)
+    for line in notes(config):
+        print(f"agentbus: {line}", file=sys.stderr)
+    gateway = Gateway(
+        temperature=config.llm.sampling.params().temperature,
+        limits=Limits(body_bytes=int(config.gateway_body_mb * MIB)),
+        responses_remote=config.responses_remote,
+    )
     await gateway.start()
     fallback = (config.unmapped, client(config.unmapped)) if config.unmapped else None
     driver = DriverConfig(gateway, runner, fallback, tuple(config.slots or ()))

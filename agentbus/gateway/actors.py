@@ -142,6 +142,8 @@ class AgentDriver(Actor):
             outcome = {"error": str(exc), "kind": failure_kind(exc, session)}
         finally:
             gateway.close(session)
+        if session.violation is not None:  # past a gateway cap: the agent's failure
+            outcome = {"error": session.violation, "kind": "agent_cap"}
         if session.infra_error is not None:
             raise InfraError(f"gateway call failed upstream: {session.infra_error}")
         outcome["gateway"] = session.summary()

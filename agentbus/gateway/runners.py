@@ -31,6 +31,7 @@ import orjson
 
 from agentbus.errors import InfraError, UserError
 from agentbus.gateway.context import AgentContext
+from agentbus.gateway.isolation import NONE, Isolation
 from agentbus.gateway.scorers import load_callable
 
 #: variables a command agent inherits from agentbus's environment (all others are dropped)
@@ -53,6 +54,13 @@ PASSED_ENV: tuple[str, ...] = (
 
 #: how much of a failed command's stderr the record keeps
 STDERR_TAIL = 2000
+MIB = 1024 * 1024
+#: bytes a command agent may print on stdout, and again on stderr (--agent-output-mb)
+OUTPUT_CAP = 64 * MIB
+#: the longest result line read from a command agent's stdout
+RESULT_CAP = 1 * MIB
+#: read size of a command's output
+CHUNK = 64 * 1024
 
 
 class AgentFailed(Exception):
@@ -131,7 +139,13 @@ def child_env(ctx: AgentContext, base: Mapping[str, str] | None = None) -> dict[
 
 
 class CommandAgent:
-    """``--agent-cmd CMD``: one process per episode, task JSON in, result JSON out."""
+    """``--agent-cmd CMD``: one process per episode, task JSON in, result JSON out.
+
+    What it prints is read in chunks and bounded: past ``output_cap`` bytes on
+    stdout or stderr it is killed (the reason names the cap); only the last
+    ``result_cap`` bytes of stdout are kept, which must hold the result line,
+    and the last :data:`STDERR_TAIL` characters of stderr go into the record.
+    """
 
     def __init__(
         self,
@@ -140,6 +154,9 @@ class CommandAgent:
         time_limit_s: float = 300.0,
         max_processes: int = 16,
         cwd: Path | None = None,
+        isolation: Isolation = NONE,
+        output_cap: int = OUTPUT_CAP,
+        result_cap: int = RESULT_CAP,
     ) -> None:
         try:
             self.argv = shlex.split(command)
@@ -150,6 +167,9 @@ class CommandAgent:
         self.label = command
         self.time_limit_s = time_limit_s
         self.cwd = cwd
+        self.isolation = isolation
+        self.output_cap = output_cap
+        self.result_cap = result_cap
         self.limiter = anyio.CapacityLimiter(max_processes)
         self.started = 0
 
@@ -158,47 +178,128 @@ class CommandAgent:
             return await self._run(task, ctx)
 
     async def _run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
+        cwd = self.cwd if self.cwd is not None else Path.cwd()
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.argv,
+                *self.isolation.wrap(self.argv, cwd),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=child_env(ctx),
-                cwd=self.cwd,
+                env=self.isolation.env(child_env(ctx)),
+                cwd=cwd,
                 start_new_session=True,  # its own process group, killed as one
+                preexec_fn=self.isolation.limits(),
             )
         except OSError as exc:
             raise AgentFailed(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
         self.started += 1
+        out = _Tail(self.result_cap + 1, "stdout")
+        err = _Tail(STDERR_TAIL * 4, "stderr")
+        over: list[str] = []
         try:
             with anyio.fail_after(self.time_limit_s):
-                out, err = await proc.communicate(orjson.dumps(task) + b"\n")
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._feed, proc, orjson.dumps(task) + b"\n")
+                    tg.start_soon(self._drain, proc.stdout, out, tg.cancel_scope, over)
+                    tg.start_soon(self._drain, proc.stderr, err, tg.cancel_scope, over)
+                if over:
+                    raise AgentFailed(
+                        f"agent command printed more than the output cap of "
+                        f"{_size(self.output_cap)} on {over[0]}; killed"
+                    )
+                await proc.wait()
         except TimeoutError:
             raise AgentFailed(
                 f"agent command ran past its time limit of {self.time_limit_s:g}s; killed"
             ) from None
         finally:
-            if proc.returncode is None:
-                _kill_group(proc.pid)
-                with anyio.CancelScope(shield=True):
-                    await proc.wait()
-            else:
-                _kill_group(proc.pid)  # children it left behind
-        stdout = out.decode(errors="replace")
+            _kill_group(proc.pid)  # at its limit, past a cap, or the children it left behind
+            with anyio.CancelScope(shield=True):
+                await _reap(proc)
         if proc.returncode != 0:
-            tail = err.decode(errors="replace")[-STDERR_TAIL:].strip()
+            tail = err.text()[-STDERR_TAIL:].strip()
             raise AgentFailed(
                 f"agent command exited with status {proc.returncode}"
                 + (f": {tail}" if tail else "")
             )
+        stdout = out.text()
         value = last_json_object(stdout)
         if value is None:
+            if out.dropped and "\n" not in stdout.rstrip("\n"):
+                raise AgentFailed(
+                    f"agent command's result line is longer than the result cap of "
+                    f"{_size(self.result_cap)}"
+                )
             raise AgentFailed("agent command printed no JSON object line on stdout")
         return _result(value, "agent command")
 
+    @staticmethod
+    async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+        stdin = proc.stdin
+        assert stdin is not None
+        with contextlib.suppress(ConnectionError):  # it may exit without reading
+            stdin.write(data)
+            await stdin.drain()
+            stdin.close()
+
+    async def _drain(
+        self,
+        stream: asyncio.StreamReader | None,
+        tail: _Tail,
+        scope: anyio.CancelScope,
+        over: list[str],
+    ) -> None:
+        """Read ``stream`` to its end; past the output cap, note it and stop the reading."""
+        assert stream is not None
+        while chunk := await stream.read(CHUNK):
+            tail.add(chunk)
+            if tail.total > self.output_cap:
+                over.append(tail.name)
+                scope.cancel()
+                return
+
     async def aclose(self) -> None:
         return None
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait for a killed command, reading what is left in its pipes.
+
+    asyncio's ``wait()`` returns only once the transport has seen both pipes
+    close, and a pipe whose reader stopped at a full buffer is never read to
+    its end: the output is discarded here so the end is seen.
+    """
+    with anyio.move_on_after(30):
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                while await stream.read(CHUNK):
+                    pass
+        await proc.wait()
+
+
+class _Tail:
+    """The last ``keep`` bytes of a stream, and how many came in all."""
+
+    def __init__(self, keep: int, name: str) -> None:
+        self.keep = keep
+        self.name = name
+        self.buffer = bytearray()
+        self.total = 0
+        self.dropped = False
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.buffer += chunk
+        if len(self.buffer) > self.keep:
+            del self.buffer[: len(self.buffer) - self.keep]
+            self.dropped = True
+
+    def text(self) -> str:
+        return self.buffer.decode(errors="replace")
+
+
+def _size(n: int) -> str:
+    return f"{n / MIB:g} MiB" if n >= MIB else f"{n} bytes"
 
 
 def _kill_group(pid: int) -> None:

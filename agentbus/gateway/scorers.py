@@ -6,8 +6,15 @@ Built in: ``exact`` (same text after trimming and case-folding), ``contains``
 tolerance 1e-6), ``regex`` (the task's ``answer`` is a pattern that must match
 somewhere in the agent's answer). ``MODULE:FUNC`` names the user's own
 ``FUNC(result, task) -> float | bool | dict`` (``task`` includes ``answer``;
-a dict gives ``reward`` and optionally ``success``). A result carrying its
-own ``reward`` is taken as it is and needs no scorer.
+a dict gives ``reward`` and optionally ``success``).
+
+The agent does not score itself: when the run has a scorer or the task has
+an answer, a ``reward`` or ``success`` in the agent's result is kept in the
+record but decides nothing (an agent, or the model inside it, could print
+``"reward": 1`` for any answer). ``result`` is the explicit choice to trust
+it (``--scorer result``: the agent checks its own work, e.g. against a test
+suite agentbus cannot run); a task without an answer and no scorer also
+falls back to the result's reward, as there is nothing else to go by.
 """
 
 from __future__ import annotations
@@ -24,7 +31,10 @@ from agentbus.errors import UserError
 
 Scorer = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
 
-BUILTIN = ("exact", "contains", "numeric", "regex")
+BUILTIN = ("exact", "contains", "numeric", "regex", "result")
+
+#: ``--scorer result``: the agent's own reward decides
+TRUST_RESULT = "result"
 
 
 def _text(value: Any) -> str:
@@ -92,8 +102,16 @@ def load_scorer(name: str) -> Scorer:
     """A built-in scorer by name, or ``MODULE:FUNC`` imported (one-line UserError otherwise)."""
     if name in _BUILTINS:
         return _BUILTINS[name]
+    if name == TRUST_RESULT:
+        return trust_result
     fn = load_callable(name, "--scorer", f"or one of {', '.join(BUILTIN)}")
     return fn
+
+
+def trust_result(result: Mapping[str, Any], task: Mapping[str, Any]) -> dict[str, Any]:
+    """``--scorer result``: the agent's own ``reward`` (and ``success``), 0 without one."""
+    reward = _reward(result.get("reward", 0.0))
+    return {"reward": reward, "success": bool(result.get("success", reward >= 1.0))}
 
 
 def load_callable(name: str, flag: str, alternatives: str = "") -> Any:
@@ -121,15 +139,16 @@ def load_callable(name: str, flag: str, alternatives: str = "") -> Any:
 def verdict(
     result: Mapping[str, Any], task: Mapping[str, Any], scorer: Scorer | None
 ) -> tuple[float, bool, str]:
-    """(reward, success, how) for one result: its own reward, else the scorer's.
+    """(reward, success, how) for one result: the scorer's, or the result's own when trusted.
 
-    ``success`` defaults to a full reward. A reward outside [0, 1] is clipped;
-    a scorer that raises scores 0 (the reason is kept in the record).
+    The result's ``reward`` decides only under ``--scorer result``, or when
+    there is neither a scorer nor an answer to score against. ``success``
+    defaults to a full reward. A reward outside [0, 1] is clipped; a scorer
+    that raises scores 0 (the reason is kept in the record).
     """
-    if "reward" in result:
-        reward = _reward(result["reward"])
-        success = bool(result.get("success", reward >= 1.0))
-        return reward, success, "result"
+    if scorer is trust_result or (scorer is None and "answer" not in task and "reward" in result):
+        own = trust_result(result, task)
+        return own["reward"], own["success"], "result"
     if scorer is None:
         scorer = exact
     try:
@@ -155,4 +174,13 @@ def _reward(value: Any) -> float:
     return min(1.0, max(0.0, number))
 
 
-__all__ = ["BUILTIN", "Scorer", "load_callable", "load_scorer", "parse_number", "verdict"]
+__all__ = [
+    "BUILTIN",
+    "TRUST_RESULT",
+    "Scorer",
+    "load_callable",
+    "load_scorer",
+    "parse_number",
+    "trust_result",
+    "verdict",
+]

@@ -17,7 +17,6 @@ answer with known skill: the prompt is the user's and names neither.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -28,7 +27,9 @@ import structlog
 from aiohttp import web
 
 from agentbus.errors import ContextOverflow, InfraError, UserError
+from agentbus.gateway import responses
 from agentbus.gateway.context import AgentContext
+from agentbus.gateway.limits import Limits
 from agentbus.gateway.messages import GatewayAnswer, GatewayRequest
 from agentbus.gateway.session import Refused, Session
 from agentbus.gateway.streaming import GatewayStream
@@ -61,13 +62,24 @@ def _json(data: Any, status: int = 200) -> web.Response:
 class Gateway:
     """The gateway server of one run; :meth:`open` and :meth:`close` bracket each episode."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, temperature: float = 0.0) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        temperature: float = 0.0,
+        limits: Limits | None = None,
+        responses_remote: bool = False,
+    ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise UserError(f"the gateway listens on loopback only, not {host!r}")
         self.host = host
         self.port = port
         #: sampling temperature for calls that do not set one (the run's, so calls are shared)
         self.temperature = temperature
+        self.limits = limits if limits is not None else Limits()
+        #: /v1/responses may reach remote MCP servers, stored and other conversations
+        self.responses_remote = responses_remote
         self.sessions: dict[str, Session] = {}
         self.root_url = ""
         self.calls = 0
@@ -79,7 +91,9 @@ class Gateway:
         self.app = self._build()
 
     def _build(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(
+            client_max_size=self.limits.body_bytes, middlewares=[self.limits.middleware(self)]
+        )
         for prefix in ("", "/e/{sid}"):
             app.router.add_post(prefix + "/v1/chat/completions", self.chat)
             app.router.add_post(prefix + "/v1/messages", self.messages)
@@ -91,7 +105,9 @@ class Gateway:
     # -- lifecycle ------------------------------------------------------------
     async def start(self) -> str:
         """Listen on loopback (port 0: a free one); returns the root URL."""
-        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(
+            self.app, access_log=None, handle_signals=False, **self.limits.handler_args()
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=4096)
         await site.start()
@@ -144,6 +160,7 @@ class Gateway:
 
     # -- requests ---------------------------------------------------------------
     def _session(self, request: web.Request) -> Session | None:
+        """The episode a request's token (and, on ``/e/<sid>``, its path) belongs to."""
         token = request.headers.get("x-api-key")
         if token is None:
             auth = request.headers.get("Authorization", "")
@@ -166,113 +183,8 @@ class Gateway:
         return await self._call(request, "anthropic")
 
     async def responses(self, request: web.Request) -> web.StreamResponse:
-        """The Responses API, passed through to an OpenAI-style upstream that has it.
-
-        The call still goes to the module's slot model of this coalition, but
-        around the router (no shared calls, retries or per-slot usage): the
-        upstream's answer is returned as it is, except that an upstream error
-        becomes a plain message (a provider's error text can quote part of
-        the key). Upstreams without the API (the simulator, Anthropic) get a
-        501 saying to use chat completions.
-        """
-        session = self._session(request)
-        if session is None:
-            return self._unauthorized("openai")
-        try:
-            body = orjson.loads(await request.read())
-        except orjson.JSONDecodeError:
-            return self._error("openai", 400, "the body is not valid JSON", "invalid_request_error")
-        module = body.get("model") if isinstance(body, dict) else None
-        if not isinstance(module, str) or not module:
-            return self._error(
-                "openai", 400, "'model' is required: it names the module", "invalid_request_error"
-            )
-        try:
-            route = session.route(module)
-        except Refused as exc:
-            return self._error("openai", exc.status, str(exc), exc.kind)
-        upstream = responses_upstream(route.llm)
-        if upstream is None:
-            return _json(
-                openai_error(
-                    f"module {module!r} runs on {route.model}, which has no Responses API "
-                    "here; use the chat completions API (/v1/chat/completions) or the "
-                    "Anthropic Messages API (/v1/messages) (OpenAI Agents SDK: "
-                    "set_default_openai_api('chat_completions'))",
-                    "not_implemented",
-                ),
-                501,
-            )
-        base, key, model = upstream
-        session.calls += 1
-        number = session.calls
-        await self._publish(
-            session,
-            GatewayRequest(
-                call=number,
-                module=module,
-                slot=route.slot,
-                model=route.model,
-                api="responses",
-                messages=[{"role": "user", "content": str(body.get("input", ""))}],
-                stream=bool(body.get("stream")),
-            ),
-        )
-        headers = {"Content-Type": "application/json"}
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        started = time.perf_counter()
-        http = self._http()
-        try:
-            async with http.post(
-                f"{base}/responses", data=orjson.dumps({**body, "model": model}), headers=headers
-            ) as upstream_response:
-                status = upstream_response.status
-                if status >= 400:
-                    await upstream_response.read()
-                    error = f"upstream answered HTTP {status} to the Responses API"
-                    await self._answer_error(
-                        session, module, route.slot, route.model, number, error
-                    )
-                    return self._error("openai", status, error, "upstream_error")
-                if body.get("stream"):
-                    stream = web.StreamResponse(
-                        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-                    )
-                    await stream.prepare(request)
-                    async for chunk in upstream_response.content.iter_any():
-                        await stream.write(chunk)
-                    await stream.write_eof()
-                    result: dict[str, Any] = {}
-                    raw = b""
-                else:
-                    raw = await upstream_response.read()
-                    result = orjson.loads(raw)
-        except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
-            error = f"upstream Responses API failed: {type(exc).__name__}"
-            await self._answer_error(session, module, route.slot, route.model, number, error)
-            return self._error("openai", 502, error, "api_error")
-        usage = result.get("usage") or {}
-        stats = session.stats(module)
-        stats.calls += 1
-        stats.prompt_tokens += int(usage.get("input_tokens") or 0)
-        stats.completion_tokens += int(usage.get("output_tokens") or 0)
-        stats.latency_s += time.perf_counter() - started
-        await self._publish(
-            session,
-            GatewayAnswer(
-                call=number,
-                module=module,
-                slot=route.slot,
-                model=route.model,
-                text=str(result.get("output_text", "")),
-                prompt_tokens=int(usage.get("input_tokens") or 0),
-                completion_tokens=int(usage.get("output_tokens") or 0),
-            ),
-        )
-        if body.get("stream"):
-            return stream
-        return web.Response(body=raw, content_type="application/json")
+        """The Responses API, passed through (:func:`agentbus.gateway.responses.handle`)."""
+        return await responses.handle(self, request)
 
     def _http(self) -> aiohttp.ClientSession:
         if self._client is None:
@@ -454,24 +366,4 @@ class Gateway:
         )
 
 
-def responses_upstream(llm: Any) -> tuple[str, str | None, str] | None:
-    """(base URL, key, model) of an OpenAI-style upstream of ``llm``, or None.
-
-    Reaches through the per-episode meter and the router's handle to the
-    first replica's backend: only ``openai:`` and ``vllm:`` models qualify.
-    """
-    inner = getattr(llm, "_inner", llm)
-    spec = getattr(inner, "spec", None)
-    replicas = getattr(getattr(inner, "_client", None), "replicas", None)
-    if spec is None or not replicas or spec.backend not in ("openai", "vllm"):
-        return None
-    backend = replicas[0].backend
-    base = backend.endpoint or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-    try:
-        key: str | None = backend._api_key()
-    except Exception:
-        key = None
-    return str(base).rstrip("/"), key, spec.model
-
-
-__all__ = ["Gateway", "responses_upstream"]
+__all__ = ["Gateway"]

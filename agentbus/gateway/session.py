@@ -76,6 +76,10 @@ class Session:
     modules: dict[str, ModuleStats] = field(default_factory=dict)
     #: the first infrastructure failure of a call (the episode does not count then)
     infra_error: str | None = None
+    #: the first cap the agent went past (gateway.limits); the episode is then its failure
+    violation: str | None = None
+    #: ids of the Responses API answers this episode got (its own previous_response_id)
+    response_ids: set[str] = field(default_factory=set)
     calls: int = 0
 
     def stats(self, module: str) -> ModuleStats:
