@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from agentbus import ActionProposed
+from environments.os.env import OsEnvironment
 from environments.os.judge import judge, prepare
 from environments.os.loader import load_path
 from environments.os.script import Script
@@ -69,6 +71,14 @@ async def test_capabench_no_op_agent_fails_and_the_example_passes(number: int) -
     is missing (the repro of issue 38: with stderr judged it passed)."""
     (task,) = load_path(SHARED / f"task{number}.json")
     assert task.example is not None
+    env = OsEnvironment()  # the whole episode: reset (init scripts), then `finish` at once
+    try:
+        await env.reset(task.to_task())
+        end = await env.step(ActionProposed(text="finish"))
+        assert end.done and end.success is False and env.commands == 0
+        assert not (await env.score()).success
+    finally:
+        await env.close()
     async with Sandbox(LIMITS) as box:
         assert await prepare(task, box) == []
         assert not (await judge(task, box, None)).passed
