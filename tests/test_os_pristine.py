@@ -56,6 +56,15 @@ async def test_an_nss_module_named_in_nsswitch_conf_is_not_loaded_by_checks() ->
             assert not (await verdict(box, check)).passed, check
         python = f"import os, sys\nsys.exit(0 if os.path.exists({NEVER!r}) else 1)"
         assert not (await verdict(box, python, "python")).passed
+        # OpenSSL's configuration loads the same library as a provider into python's hashlib
+        await box.run(
+            "mkdir -p /etc/ssl && printf 'openssl_conf = c\\n[c]\\nproviders = p\\n[p]\\n"
+            "x = x\\n[x]\\nmodule = /root/libnss_/x.so.2\\nactivate = 1\\n' "
+            "> /etc/ssl/openssl.cnf"
+        )
+        hashlib = "import hashlib, sys\nprint(1)\nsys.exit(1)"
+        assert "LOADED" in (await box.run(f"python3 -I -c '{hashlib}'")).output  # control
+        assert not (await verdict(box, hashlib, "python")).passed
         # the check sees a fresh sandbox's nsswitch.conf; the task's files stay the agent's
         await box.run("echo '10.1.2.3 planted' >> /etc/hosts")
         seen = "grep -qx 'passwd: files' /etc/nsswitch.conf && grep -q planted /etc/hosts"
@@ -89,6 +98,14 @@ async def test_shell_startup_locale_and_gconv_tricks_do_not_reach_a_checks_shell
         # a check sees none of the planted start-up files (a fresh sandbox has none)
         none = "! ls /etc/profile /etc/profile.d /etc/bash.bashrc /etc/environment 2>/dev/null"
         assert (await verdict(box, none)).passed
+
+
+async def test_a_planted_perl_module_in_etc_perl_is_not_loaded_by_checks() -> None:
+    async with Sandbox(LIMITS) as box:
+        await box.run("mkdir -p /etc/perl && echo 'print \"0\\n\"; exit 0;' > /etc/perl/strict.pm")
+        check = "perl -e 'use strict; print \"1\\n\"; exit 1'"
+        assert (await box.run(check)).output == "0\n"  # control: /etc/perl is first on @INC
+        assert not (await verdict(box, check)).passed
 
 
 async def test_tools_shadowed_where_the_agent_can_write_are_not_run_by_checks() -> None:

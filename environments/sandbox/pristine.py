@@ -20,8 +20,9 @@ fresh sandbox (:data:`init.ETC`'s ``nsswitch.conf``) or is absent, as it
 is in a fresh sandbox. The new ``/etc`` is then made read-only. What
 bubblewrap bound read-only from the host (``ld.so.cache``,
 ``ld.so.preload``, ``python3.*``, ``alternatives``) is bound back as it
-is: pristine already. ``/usr`` (programs, libraries, gconv modules,
-locales, python) is the host's, read-only, for the agent as for the check.
+is: pristine already; files in :data:`NESTED` are emptied. ``/usr``
+(programs, libraries, gconv modules, locales, python) is the host's,
+read-only, for the agent as for the check.
 The agent's processes never see this namespace.
 """
 
@@ -64,8 +65,18 @@ MACHINERY = frozenset(
         "locale.alias",
         "default",
         "gconv",
+        "perl",  # first on perl's @INC: a planted strict.pm runs in every perl check
+        "gitconfig",  # core.fsmonitor, core.pager, aliases: commands git runs
+        "pkcs11",  # p11-kit modules, loaded by GnuTLS users
+        "gss",  # GSSAPI mechanisms (shared objects)
+        "krb5.conf",
+        "sudo.conf",  # sudo's plugins
     }
 )
+#: files inside a directory whose other entries are task files: emptied (``/dev/null``),
+#: e.g. OpenSSL's configuration, which loads providers (shared objects) into every
+#: program that uses libcrypto, python's ``hashlib`` among them
+NESTED = ("ssl/openssl.cnf",)
 
 
 def _call(rc: int, what: str) -> None:
@@ -102,6 +113,9 @@ def enter(pristine: dict[str, str]) -> None:
         else:
             os.close(os.open(dst, os.O_CREAT | os.O_WRONLY, 0o600))
         _call(libc.mount(src.encode(), dst.encode(), None, MS_BIND | MS_REC, None), "bind")
+    for path in NESTED:
+        if os.path.lexists(f"/etc/{path}"):
+            _call(libc.mount(b"/dev/null", f"/etc/{path}".encode(), None, MS_BIND, None), path)
     for name, text in pristine.items():
         with open(f"/etc/{name}", "w") as f:
             f.write(text)
