@@ -23,8 +23,15 @@ time to start a process that reads the task and prints a result (Python, and
 Node when installed), which every ``--agent-cmd`` episode pays on top of its
 calls.
 
+Streaming (``--streaming``, on its own): time to first token of a streamed
+answer at ``--sim-speed 1`` (realistic serving time), calling the
+simulator's server directly against calling it through the gateway, which
+routes over HTTP and relays the tokens as they come (target: gateway within
+10% of direct); calls interleaved one at a time, distinct prompts, cache off.
+
     python benchmarks/gateway.py            # about a minute
     python benchmarks/gateway.py --quick    # smoke run (tests)
+    python benchmarks/gateway.py --streaming [--quick]
 """
 
 from __future__ import annotations
@@ -160,7 +167,78 @@ async def command_cost(repeats: int) -> dict[str, float]:
     return out
 
 
+async def first_token(
+    client: openai.AsyncOpenAI, model: str, prompt: str, extra: dict[str, Any] | None = None
+) -> tuple[float, float]:
+    """(time to the first text delta, time to the end) of one streamed call."""
+    started = time.perf_counter()
+    first = 0.0
+    stream = await client.chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": prompt}],
+        stream=True,
+        temperature=0,
+        max_tokens=512,
+        extra_body=extra,
+    )
+    async for chunk in stream:
+        if not first and chunk.choices and chunk.choices[0].delta.content:
+            first = time.perf_counter() - started
+    return first, time.perf_counter() - started
+
+
+async def streaming(args: argparse.Namespace) -> None:
+    """Time to first token, direct against through the gateway, at sim speed 1."""
+    calls = 6 if args.quick else 40
+    print(
+        f"streaming: sim speed 1, cache off, router -> sim http, {calls} calls per arm "
+        f"interleaved; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    # no prefix cache: both arms send the same prompt, and the second must not be faster for it
+    async with sim_service(SimConfig(speed=1.0, prefix_cache_tokens=0, experts=[])) as sim:
+        sim.model.add_tasks("external", [Task(id="bench", env="external", instruction="")])
+        config = LLMConfig(cache="off", sim_transport="http")
+        async with LLMRouter(config, sim=sim) as router:
+            gateway = Gateway()
+            await gateway.start()
+            session = Session(
+                episode_id="stream",
+                task_id="bench",
+                slots={"solver": ("sim:weak", router.client("sim:weak"))},
+                off=frozenset(),
+                bus=Bus("stream"),
+            )
+            ctx = gateway.open(session)
+            direct = openai.AsyncOpenAI(base_url=sim.base_url, api_key="sim", max_retries=0)
+            arms: dict[str, list[tuple[float, float]]] = {"direct": [], "gateway": []}
+            try:
+                # the same request both ways (the gateway's hint included), so the simulator
+                # gives both arms the same answer and the same serving time
+                hint = {"agentbus_gateway": {"task": "bench", "module": "solver"}}
+                for i in range(calls):
+                    prompt = f"streamed call {i}: what is 2 + 2?"
+                    arms["direct"].append(await first_token(direct, "weak", prompt, hint))
+                    arms["gateway"].append(await first_token(ctx.openai, "solver", prompt))
+            finally:
+                gateway.close(session)
+                await ctx.aclose()
+                await direct.close()
+                await gateway.stop()
+    print(f"{'arm':>8} {'first token p50':>16} {'p90':>8} {'whole answer p50':>17}")
+    for arm, rows in arms.items():
+        ttft = [r[0] for r in rows]
+        print(
+            f"{arm:>8} {pct(ttft, 0.5) * 1000:>13.0f} ms {pct(ttft, 0.9) * 1000:>5.0f} ms "
+            f"{pct([r[1] for r in rows], 0.5) * 1000:>14.0f} ms"
+        )
+    ratio = pct([r[0] for r in arms["gateway"]], 0.5) / pct([r[0] for r in arms["direct"]], 0.5)
+    print(f"time to first token, gateway / direct at p50: {ratio:.3f}x (target <= 1.10x)")
+
+
 async def main(args: argparse.Namespace) -> None:
+    if args.streaming:
+        await streaming(args)
+        return
     levels = [(1, 20, 1), (10, 5, 1), (50, 2, 1)] if args.quick else [
         (1, 200, 1), (100, 10, 1), (1000, 2, 1)]  # fmt: skip
     transport = "http" if args.upstream_http else "inprocess"
@@ -207,6 +285,9 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     parser.add_argument(
         "--upstream-http", action="store_true", help="router reaches the sim over HTTP"
+    )
+    parser.add_argument(
+        "--streaming", action="store_true", help="only the time-to-first-token comparison"
     )
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     asyncio.run(main(parser.parse_args()))
