@@ -11,6 +11,8 @@ attack has a control: on the agent's side the same check is fooled.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from environments.os.judge import judge
@@ -86,4 +88,18 @@ async def test_a_respawning_fork_bomb_is_frozen_at_once() -> None:
     bomb = "b() { while :; do (pkill -9 -x sleep; b &) 2>/dev/null; done; }; (b &) ; true"
     async with Sandbox(LIMITS) as box:
         await box.run(bomb)
+        assert not (await judge(task("! sleep 1"), box, None)).passed
+
+
+async def test_a_container_the_kernel_refuses_falls_back_to_the_signal_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where a child cannot enter the groups (cgroups not delegated to us), the init says so
+    at start and stops processes by signals, rather than fail every command."""
+    refusing = lambda _self: [os.open("/dev/full", os.O_WRONLY) for _ in range(3)]  # noqa: E731
+    monkeypatch.setattr(freezer.Container, "open_fds", refusing)
+    async with Sandbox(LIMITS) as box:
+        assert box.container is None
+        await box.run("(while :; do pkill -9 -x sleep; done) &")
+        assert (await box.run("echo ok")).output == "ok\n"
         assert not (await judge(task("! sleep 1"), box, None)).passed

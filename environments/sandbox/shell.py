@@ -159,6 +159,11 @@ class Sandbox:
             text = line.decode(errors="replace").strip()
             if text == f"{MARK} ready":
                 return
+            if text == f"{MARK} ready signals":  # the init could not use the container
+                box, self.container = self.container, None
+                if box is not None:
+                    await box.remove()
+                return
             said.append(text)
 
     async def run(
