@@ -45,11 +45,11 @@ FORMATS = ("csv", "jsonl", "parquet")
 _ENDED_NEEDLE = f'"{EPISODE_ENDED}"'.encode()
 
 
-def _counted_events(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """The ``episode.ended`` event that counts for each episode id, in log order."""
-    chosen: dict[str, dict[str, Any]] = {}
+def _counted_events(run_dir: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, event): the ``episode.ended`` event that counts per episode id."""
+    chosen: dict[str, tuple[int, dict[str, Any]]] = {}
     with open(run_dir / EVENTS, "rb") as fh:
-        for raw in fh:
+        for number, raw in enumerate(fh, 1):
             if _ENDED_NEEDLE not in raw or not raw.endswith(b"\n"):
                 continue
             try:
@@ -65,7 +65,7 @@ def _counted_events(run_dir: Path) -> Iterator[dict[str, Any]]:
             if eid in chosen or not kind_counts(outcome.get("error_kind")):
                 continue
             outcome.pop("trace", None)  # rows never need it; keeps memory flat
-            chosen[eid] = event
+            chosen[eid] = (number, event)
     yield from chosen.values()
 
 
@@ -98,47 +98,73 @@ def episode_rows(run_dir: Path) -> list[dict[str, Any]]:
         events = list(_counted_events(run_dir))
     except OSError as exc:
         raise UserError(f"cannot read {run_dir / EVENTS}: {exc.strerror or exc}") from None
-    for event in events:
-        outcome = event["outcome"]
-        slots = [str(s) for s in event.get("slots") or []]
-        coalition = event.get("coalition")
-        assignment: dict[str, Any] = _as_dict(event.get("assignment"))
-        usage: dict[str, Any] = _as_dict(outcome.get("usage"))
-        row: dict[str, Any] = {
-            "episode_id": event["episode_id"],
-            "kind": str(event.get("kind") or "coalition"),
-            "env": event.get("env"),
-            "task_id": event.get("task_id"),
-            "repeat": int(event.get("repeat", 0) or 0),
-            "test_model": event.get("test_model"),
-            "default_model": event.get("default_model"),
-            "coalition": coalition_key_of(coalition, slots) if isinstance(coalition, list) else "",
-            "coalition_size": len(coalition) if isinstance(coalition, list) else 0,
-            "reward": float(outcome.get("reward", 0.0) or 0.0),
-            "success": bool(outcome.get("success")),
-            "steps": int(outcome.get("steps", 0) or 0),
-            "prompt_tokens": int(outcome.get("prompt_tokens", 0) or 0),
-            "completion_tokens": int(outcome.get("completion_tokens", 0) or 0),
-            "llm_calls": int(outcome.get("llm_calls", 0) or 0),
-            "cost_usd": 0.0,
-            "latency_s": float(outcome.get("latency_s", 0.0) or 0.0),
-            "failure_kind": failure_kind(outcome),
-            "reason": outcome.get("reason"),
-            **answer_columns(outcome),
-        }
-        total_cost = 0.0
-        for slot in slots:
-            u = _as_dict(usage.get(slot))
-            row[f"model.{slot}"] = assignment.get(slot)
-            row[f"tokens.{slot}"] = int(u.get("input_tokens", 0) or 0) + int(
-                u.get("output_tokens", 0) or 0
-            )
-            cost = float(u.get("cost_usd", 0.0) or 0.0)
-            row[f"cost_usd.{slot}"] = cost
-            total_cost += cost
-        row["cost_usd"] = total_cost
-        rows.append(row)
+    for number, event in events:
+        try:
+            rows.append(_row(event))
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise UserError(
+                f"{run_dir / EVENTS} line {number}: malformed episode.ended event "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
     return rows
+
+
+def _row(event: dict[str, Any]) -> dict[str, Any]:
+    """One episode's row; a field of the wrong type raises (the caller names the line)."""
+    outcome = event["outcome"]
+    slots = [str(s) for s in event.get("slots") or []]
+    coalition = event.get("coalition")
+    assignment: dict[str, Any] = _as_dict(event.get("assignment"))
+    usage: dict[str, Any] = _as_dict(outcome.get("usage"))
+    row: dict[str, Any] = {
+        "episode_id": event["episode_id"],
+        "kind": str(event.get("kind") or "coalition"),
+        "env": event.get("env"),
+        "task_id": event.get("task_id"),
+        "repeat": int(event.get("repeat", 0) or 0),
+        "test_model": event.get("test_model"),
+        "default_model": event.get("default_model"),
+        "coalition": coalition_key_of(coalition, slots) if isinstance(coalition, list) else "",
+        "coalition_size": len(coalition) if isinstance(coalition, list) else 0,
+        "reward": float(outcome.get("reward", 0.0) or 0.0),
+        "success": bool(outcome.get("success")),
+        "steps": int(outcome.get("steps", 0) or 0),
+        "prompt_tokens": int(outcome.get("prompt_tokens", 0) or 0),
+        "completion_tokens": int(outcome.get("completion_tokens", 0) or 0),
+        "llm_calls": int(outcome.get("llm_calls", 0) or 0),
+        "cost_usd": 0.0,
+        "latency_s": float(outcome.get("latency_s", 0.0) or 0.0),
+        "failure_kind": failure_kind(outcome),
+        "reason": outcome.get("reason"),
+        **answer_columns(outcome),
+    }
+    total_cost = 0.0
+    for slot in slots:
+        u = _as_dict(usage.get(slot))
+        row[f"model.{slot}"] = assignment.get(slot)
+        row[f"tokens.{slot}"] = int(u.get("input_tokens", 0) or 0) + int(
+            u.get("output_tokens", 0) or 0
+        )
+        cost = float(u.get("cost_usd", 0.0) or 0.0)
+        row[f"cost_usd.{slot}"] = cost
+        total_cost += cost
+    row["cost_usd"] = total_cost
+    return row
+
+
+#: first characters a spreadsheet reads as a formula (OWASP's CSV injection list)
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` as a CSV cell a spreadsheet shows as text: a formula start gets a ``'``.
+
+    A dataset id or an agent's answer such as ``=HYPERLINK(...)`` would
+    otherwise run when the export is opened in Excel or LibreOffice.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
 
 
 def write_rows(rows: list[dict[str, Any]], fmt: str, out: Path) -> Path:
@@ -159,7 +185,7 @@ def write_rows(rows: list[dict[str, Any]], fmt: str, out: Path) -> Path:
             buf = io.StringIO()
             writer = csv.DictWriter(buf, fieldnames=columns, restval="")
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
             out.write_text(buf.getvalue(), encoding="utf-8")
         else:
             pd = _pandas()

@@ -10,6 +10,7 @@ skipped, never cut off. :func:`scan` reads the log once into an
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,24 @@ class ReadOnlyStore(RunStore):
                 self._index(index, event, raw)
                 self._pos.append(size)
                 if sink is not None:
-                    sink(event, index)
+                    self._sink(sink, event, index)
+
+    def _sink(
+        self, sink: Callable[[dict[str, Any], int], None], event: dict[str, Any], index: int
+    ) -> None:
+        """Hand one event on; one with a field of the wrong type is named and left out.
+
+        A log edited by hand (or by an agent that could write to it) must not
+        take the whole viewer down: the rest of the run is still shown.
+        """
+        try:
+            sink(event, index)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            print(
+                f"agentbus: {self.events_path} line {index + 1}: malformed "
+                f"{event.get('type', 'untyped')} event left out ({type(exc).__name__}: {exc})",
+                file=sys.stderr,
+            )
 
     def close(self) -> None:  # nothing to release
         self._closed = True

@@ -53,6 +53,7 @@ from agentbus.events import (
 )
 from agentbus.logs import scrubber
 from agentbus.record import EpisodeRecord, payload_counts
+from agentbus.runs.plausible import impossible_outcome
 
 log = structlog.get_logger(__name__)
 
@@ -341,6 +342,7 @@ class RunStore:
         good_end = 0
         size = 0
         bad: tuple[int, bytes] | None = None
+        started: set[str] = set()
         with open(path, "rb") as fh:
             for index, raw in enumerate(fh):
                 if bad is not None:
@@ -352,6 +354,12 @@ class RunStore:
                         raise _not_a_log(path, "gzip-compressed data")
                     bad = (index, raw)
                     continue
+                problem = impossible_outcome(event, started)
+                if problem is not None:
+                    raise UserError(
+                        f"{path} line {index + 1}: {problem}; the log was edited or damaged "
+                        "and is not resumed (repair or move it)"
+                    )
                 self._index(index, event, raw)
                 self._pos.append(size)
                 good_end = size
