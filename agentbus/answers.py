@@ -1,12 +1,14 @@
-"""What the models' answers looked like, per slot: cut off, unreadable, too long.
+"""What the models' answers looked like, per slot: cut off, refused, too long.
 
 Real models answer outside the format now and then: an answer cut at the
-output limit (``finish_reason: "length"``), an action the environment could
-not read, a function call of no offered function, a prompt that outgrew the
-context window. Each is counted per slot in the episode's usage
-(:class:`~agentbus.outcome.SlotUsage`); this module sums them over the
-counted records for ``results.json`` (``answers``) and ``results.md``, so a
-user sees which module on which model loses rounds to format, not skill.
+output limit (``finish_reason: "length"``), a refused action (no action in
+the answer, a copy of the prompt, or one the environment rejected: the three
+kinds of :mod:`agentbus.refusals`, each its own column), a function call of
+no offered function, a prompt that outgrew the context window. Each is
+counted per slot in the episode's usage (:class:`~agentbus.outcome.SlotUsage`);
+this module sums them over the counted records for ``results.json``
+(``answers``) and ``results.md``, so a user sees which module on which
+model loses rounds to format, not skill.
 """
 
 from __future__ import annotations
@@ -15,12 +17,20 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agentbus.record import EpisodeRecord
+from agentbus.refusals import refused_total
+
+#: a module whose refused actions exceed this share of its calls is named at the end of the run
+MOST = 0.5
+#: ... once it made at least this many calls
+MIN_CALLS = 4
 
 #: the per-slot counters, in table order, with their column titles
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("calls", "calls"),
     ("cut_off", "cut off at max tokens"),
-    ("unparsable", "unparsable actions"),
+    ("unparsable", "refused: no action found"),
+    ("copied", "refused: copy of the prompt"),
+    ("rejected", "refused: rejected by the environment"),
     ("invalid_tool_calls", "invalid tool calls"),
     ("context_overflows", "context overflows"),
 )
@@ -38,6 +48,11 @@ def answer_summary(records: Iterable[EpisodeRecord], slots: Iterable[str]) -> di
                 target["calls"] += u.calls
                 target["cut_off"] += u.truncated
                 target["unparsable"] += u.unparsable
+                target["copied"] += u.copied
+                target["rejected"] += u.rejected
+                target["refused"] += refused_total(u)
+                if target["first_refusal"] is None and u.refusal:
+                    target["first_refusal"] = u.refusal
                 target["invalid_tool_calls"] += u.invalid_tool_calls
                 target["context_overflows"] += u.context_overflows
                 reasons = target["finish_reasons"]
@@ -52,6 +67,10 @@ def _empty() -> dict[str, Any]:
         "calls": 0,
         "cut_off": 0,
         "unparsable": 0,
+        "copied": 0,
+        "rejected": 0,
+        "refused": 0,
+        "first_refusal": None,
         "invalid_tool_calls": 0,
         "context_overflows": 0,
         "finish_reasons": {},
@@ -62,11 +81,35 @@ def answer_line(summary: Mapping[str, Any]) -> str | None:
     """One console line when any answer was cut, unreadable or too long; else None."""
     t = summary.get("totals") or {}
     parts = [f"{t.get(key, 0)} {title}" for key, title in COLUMNS[1:] if t.get(key, 0)]
-    if not parts:
-        return None
-    return (
-        f"model answers: {', '.join(parts)} (of {t.get('calls', 0)} calls; per slot in results.md)"
+    calls = t.get("calls", 0)
+    lines = (
+        [f"model answers: {', '.join(parts)} (of {calls} calls; per slot in results.md)"]
+        if parts
+        else []
     )
+    lines += refusal_lines(summary)
+    return "\n".join(lines) or None
+
+
+def refusal_lines(summary: Mapping[str, Any]) -> list[str]:
+    """One line per module and model that had most of its actions refused.
+
+    A parser that refuses honest answers would otherwise hide in a table of
+    zeros: the run's values would read as the module's skill.
+    """
+    out = []
+    for slot, rows in (summary.get("by_slot") or {}).items():
+        for model, row in rows.items():
+            calls, refused = int(row.get("calls", 0)), int(row.get("refused", 0))
+            if calls >= MIN_CALLS and refused > MOST * calls:
+                kinds = ", ".join(
+                    f"{row.get(key, 0)} {key}" for key in ("unparsable", "copied", "rejected")
+                )
+                out.append(
+                    f"warning: {slot} on {model}: {refused} of {calls} answers refused ({kinds}); "
+                    f"first: {row.get('first_refusal') or 'no reason recorded'}"
+                )
+    return out
 
 
 def answer_markdown(results: Mapping[str, Any]) -> str:
@@ -80,8 +123,11 @@ def answer_markdown(results: Mapping[str, Any]) -> str:
         "## Model answers",
         "",
         "Per slot and model, over the counted episodes: answers cut at the output limit "
-        "(finish_reason length), actions the environment could not read, unusable function "
-        "calls, prompts refused for the context window (each such episode is a task failure).",
+        "(finish_reason length); refused actions, which never reached the environment as a "
+        "move, in three kinds: no action found in the answer, a copy of the prompt (a guide "
+        "example or earlier feedback handed back), and an action the environment read and "
+        "rejected as none it knows; unusable function calls; prompts refused for the context "
+        "window (each such episode is a task failure).",
         "",
         head,
         "|" + "---|" * (len(COLUMNS) + 2),
@@ -93,4 +139,4 @@ def answer_markdown(results: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["COLUMNS", "answer_line", "answer_markdown", "answer_summary"]
+__all__ = ["COLUMNS", "answer_line", "answer_markdown", "answer_summary", "refusal_lines"]

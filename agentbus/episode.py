@@ -36,6 +36,7 @@ from agentbus.messages import (
     TaskStarted,
 )
 from agentbus.outcome import ErrorKind, Outcome, SlotUsage, kind_counts
+from agentbus.refusals import PromptCopies, count_refusal
 
 ENV_ACTOR = "environment"
 EPISODE_SENDER = "episode"
@@ -153,27 +154,36 @@ class EnvironmentActor(Actor):
         env: Environment,
         max_steps: int,
         end: Callable[[str, ErrorKind | None], None],
-        unparsable: Callable[[str], None] | None = None,
+        refused: Callable[[str, str, str], None] | None = None,
+        copies: PromptCopies | None = None,
     ):
         self.env = env
         self.max_steps = max_steps
         self.steps = 0
         self._end = end
-        #: told the sender of each action that could not be read (per-slot counts)
-        self._unparsable = unparsable
+        #: told (sender, kind, reason) of each refused action (agentbus.refusals; per slot)
+        self._refused = refused
+        #: what the agent was shown, to recognise it handed back as an action
+        self.copies = copies if copies is not None else PromptCopies()
 
     @on(ActionProposed)
     async def act(self, msg: ActionProposed) -> None:
         self.steps += 1
-        if msg.valid:
+        refuse = self._refused or (lambda sender, kind, reason: None)
+        copied = self.copies.copied(msg.text) if msg.valid else None
+        if copied is not None:
+            refuse(msg.sender, "copied", copied)
+            feedback = Feedback(text=f"Invalid action: {copied}", valid=False)
+        elif msg.valid:
             feedback = await self.env.step(msg)
+            if not feedback.valid:  # read, and not an action this environment knows
+                refuse(msg.sender, "rejected", feedback.text)
         else:
-            if self._unparsable is not None:
-                self._unparsable(msg.sender)
-            feedback = Feedback(
-                text=f"Invalid action: {msg.parse_error or 'the action could not be parsed'}",
-                valid=False,
-            )
+            reason = msg.parse_error or "the action could not be parsed"
+            refuse(msg.sender, "unparsable", reason)
+            feedback = Feedback(text=f"Invalid action: {reason}", valid=False)
+        # numbers and lines an agent may fairly reuse come from the environment's own answers
+        self.copies.saw(msg.text, feedback.text if msg.valid and copied is None else "")
         if feedback.round != msg.round:
             if feedback.seq == 0:  # fresh from the environment: nobody holds it yet
                 feedback.__dict__["round"] = msg.round
@@ -204,6 +214,7 @@ class Episode:
         self._actors: dict[Inbox, Actor] = {}
         self._tg: asyncio.TaskGroup | None = None
         self._consumers: dict[Inbox, asyncio.Task[None]] = {}
+        self._copies = PromptCopies()
 
     def _end(self, reason: str, kind: ErrorKind | None = None, error: str | None = None) -> None:
         if self._ended.is_set():
@@ -228,13 +239,14 @@ class Episode:
         assignment = spec.metadata.get("assignment")
         slot_of = {a.name or a.slot: a.slot for a in spec.actors}
 
-        def unparsable(sender: str) -> None:
+        def refused(sender: str, kind: str, reason: str) -> None:
             slot = slot_of.get(sender)
             if slot is not None:
                 model = str(assignment.get(slot, "")) if isinstance(assignment, dict) else ""
-                usage.slot(slot, model).unparsable += 1
+                count_refusal(usage.slot(slot, model), kind, reason)
 
-        env_actor = EnvironmentActor(env, max_steps, self._end, unparsable)
+        env_actor = EnvironmentActor(env, max_steps, self._end, refused)
+        self._copies = env_actor.copies
         env_actor.bind(ActorContext(bus, ENV_ACTOR, ENV_ACTOR, None, spec.metadata))
         actors: list[Actor] = [env_actor]
         for a in spec.actors:
@@ -352,6 +364,8 @@ class Episode:
                     await actor.on_start()
                 self._tg = tg
                 observation = await env.reset(task)
+                guide = env.guide(task)
+                self._copies.learn(guide, (task.instruction, observation.text))
                 await bus.publish(
                     TaskStarted(
                         task_id=task.id,
@@ -359,7 +373,7 @@ class Episode:
                         env=env.name,
                         max_steps=max_steps,
                         info=task.data,
-                        guide=env.guide(task),
+                        guide=guide,
                         action_format=env.action_format,
                     ),
                     EPISODE_SENDER,

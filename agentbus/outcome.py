@@ -83,8 +83,14 @@ class SlotUsage(BaseModel):
     #: how the model's answers ended, by ``finish_reason`` (``stop``, ``length``,
     #: ``tool_calls``...): one count per call
     finish_reasons: dict[str, int] = Field(default_factory=dict)
-    #: actions of this slot the environment could not read (no action in the answer)
+    #: refused actions of this slot (agentbus.refusals): no action found in the answer,
     unparsable: int = 0
+    #: an action that was a copy of the prompt (a guide example, earlier feedback),
+    copied: int = 0
+    #: an action the environment read and rejected as none it knows
+    rejected: int = 0
+    #: the first refusal's reason in this episode (for the end-of-run line)
+    refusal: str | None = None
     #: function calls this slot's model wrote that could not be used
     invalid_tool_calls: int = 0
     #: calls refused because the prompt outgrew the model's context window
