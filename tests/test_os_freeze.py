@@ -89,6 +89,9 @@ async def test_a_respawning_fork_bomb_is_frozen_at_once() -> None:
     async with Sandbox(LIMITS) as box:
         await box.run(bomb)
         assert not (await judge(task("! sleep 1"), box, None)).passed
+        await box.run(bomb)  # the init kills it before the check and notes so on stderr
+        v = await judge(task("echo 1"), box, None)  # (on stdout the note made it pass)
+        assert not v.passed and "leftover processes" in v.stderr
 
 
 async def test_a_container_the_kernel_refuses_falls_back_to_the_signal_stops(

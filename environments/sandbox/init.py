@@ -342,11 +342,11 @@ class Init:
             os.close(out)
             if err != out:
                 os.close(err)
-        if killed:
+        if killed:  # a check's goes with its stderr: never its last stdout line
             note = f"\n[{killed} leftover processes (a fork bomb?) were killed]\n".encode()
             body += note
             total += len(note)
-            split = len(body)
+            split = split if mode == "c" else len(body)
         head = b"%s %s %d %d %d %s %d\n" % (
             MARK,
             nonce.encode(),
