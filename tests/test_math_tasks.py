@@ -68,7 +68,7 @@ def test_bad_files_are_user_errors(tmp_path: Path) -> None:
 
 
 def test_generator_is_deterministic_and_covers_every_point_and_level() -> None:
-    a, b = generate(50, seed=3), generate(50, seed=3)
+    a, b = generate(50, seed=3, levels=LEVELS), generate(50, seed=3, levels=LEVELS)
     assert [t.model_dump() for t in a] == [t.model_dump() for t in b]
     assert [t.instruction for t in generate(50, seed=4)] != [t.instruction for t in a]
     cells = Counter((t.hidden["knowledge_point"], t.data["level"]) for t in a)
@@ -79,7 +79,7 @@ def test_generator_is_deterministic_and_covers_every_point_and_level() -> None:
 
 async def test_generated_answers_are_checked_correct() -> None:
     """The worked solution's last computation is the answer, per the answer checker."""
-    tasks = generate(50, seed=0)
+    tasks = generate(50, seed=0, levels=LEVELS)  # every level, the ones runs skip too
     checker, calc = AnswerChecker(), Calculator()
     failures: list[str] = []
 

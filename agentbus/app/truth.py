@@ -57,8 +57,9 @@ FIRST_SEED = 1_000_000
 
 #: environments whose generators pick a task's kind (or level) from its index, so a
 #: run's size changes its mix of tasks; navigation, ticket and tools draw every task
-#: independently from the same distribution, so their truth holds at any run size
-CYCLING = frozenset({"atp", "git", "math", "os", "robot", "shopping"})
+#: independently from the same distribution, and math's every first T tasks are a
+#: random sample of the table's (point, level) cells, so their truth holds at any size
+CYCLING = frozenset({"atp", "git", "os", "robot", "shopping"})
 
 
 def true_values(table: TruthTable, slots: Sequence[str] | None = None) -> dict[str, Any]:
@@ -147,7 +148,7 @@ def _caveats(config: dict[str, Any], table: TruthTable) -> list[str]:
             f"the run has {config.get('tasks')} generated tasks; the truth is for runs of "
             f"{prov.tasks_per_seed}; the {table.env} generator cycles task kinds with the task "
             "index, so a run of another size draws another mix of tasks and the comparison "
-            "is approximate at best (math, for one, reaches levels 4-5 only from task 31)"
+            "is approximate at best"
         )
     sampling = ((config.get("llm") or {}).get("sampling")) or {}
     temperature = sampling.get("temperature", 0.0)
