@@ -323,6 +323,7 @@ def agent_failures(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
     by_kind: Counter[str] = Counter()
     by_coalition: dict[str, Counter[str]] = {}
     reasons: dict[str, str] = {}
+    saturated: list[str] = []
     episodes = 0
     for record in records:
         episodes += 1
@@ -333,12 +334,18 @@ def agent_failures(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
         by_kind[kind] += 1
         by_coalition.setdefault(record.coalition_key, Counter())[kind] += 1
         reasons.setdefault(kind, record.outcome.reason)
+        busy = record.outcome.details.get("saturated")
+        if kind == "agent_timeout" and isinstance(busy, str):
+            saturated.append(busy)
     return {
         "episodes": episodes,
         "failed": sum(by_kind.values()),
         "by_kind": dict(sorted(by_kind.items())),
         "by_coalition": {k: dict(sorted(c.items())) for k, c in by_coalition.items()},
         "reasons": reasons,
+        #: time-outs hit while the machine was saturated, and the last load seen
+        "saturated": len(saturated),
+        **({"load": saturated[-1]} if saturated else {}),
     }
 
 

@@ -614,10 +614,17 @@ def agent_failure_line(results: Mapping[str, Any]) -> str | None:
     failures = results.get("agent_failures")
     if not isinstance(failures, Mapping) or not failures.get("failed"):
         return None
-    return (
+    line = (
         f"agent failures (counted as the agent's zeros in v(S)): {failures['failed']} of "
         f"{failures['episodes']} episodes: {_kinds_text(failures['by_kind'])}"
     )
+    if failures.get("saturated"):
+        line += (
+            f"; {failures['saturated']} of the time-outs came while the machine was saturated "
+            f"({failures.get('load')}): run fewer agents at once (--agent-processes) or raise "
+            "--agent-timeout"
+        )
+    return line
 
 
 def agent_failure_markdown(results: Mapping[str, Any]) -> str | None:

@@ -57,7 +57,8 @@ def probe_run(tmp: Path, tasks: list[str], **overrides: Any) -> tuple[Path, str]
 
     rows = [{"id": t, "question": f"What is {n} + 1?", "answer": str(n + 1)} for n, t in
             enumerate(tasks)]  # fmt: skip
-    (tmp / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if rows:
+        (tmp / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     settings: dict[str, Any] = {
         "agent": "agent_probes:run",
         "env": "external",

@@ -12,7 +12,6 @@ the new ones.
 from __future__ import annotations
 
 import json
-import os
 import re
 import tomllib
 from pathlib import Path
@@ -25,24 +24,11 @@ from agentbus.environment import DEFAULT_RUN_TASKS
 from agentbus.errors import UserError
 from agentbus.inputs import CONFIG_LIMIT_MB, MIB, read_text
 from agentbus.llm.config import LLMConfig
+from agentbus.machine import machine_cpus
 from agentbus.sim.config import SimConfig
 from agentbus.variants import Variant, parse_vary
 
 ProgressMode = Literal["auto", "rich", "plain", "off"]
-
-
-def machine_cpus() -> int:
-    """The CPUs this process may run on: the default number of command agents at once.
-
-    More agent processes than CPUs only share them: with 16 agents on 2 cores
-    each got an eighth of a core, and healthy agents ran past their time limit
-    (issue 41). The affinity mask, not the machine's count, is what a
-    container or ``taskset`` leaves the run.
-    """
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 #: dotted config paths whose values change episode outcomes

@@ -21,11 +21,14 @@ import orjson
 
 from agentbus.actor import Actor, on
 from agentbus.errors import InfraError
+from agentbus.gateway.deadline import agent_clock
 from agentbus.gateway.messages import GatewayMessage
 from agentbus.gateway.runners import AgentFailed, AgentRunner
 from agentbus.gateway.server import Gateway
 from agentbus.gateway.session import Session
+from agentbus.llm.queueing import FanClock, QueueClock, episode_clock
 from agentbus.llm.types import LLM
+from agentbus.machine import saturation
 from agentbus.messages import ActionProposed, Feedback, Observation, TaskStarted
 from agentbus.outcome import is_agent_failure
 
@@ -88,6 +91,28 @@ def failure_kind(exc: Exception, session: Session) -> str:
     return kind
 
 
+def timeout_note(message: str, waited_s: float) -> dict[str, Any]:
+    """A time-out's message with what the limit left out, and whether the machine was saturated.
+
+    A limit hit while more runnable processes than CPUs were queued (the
+    one-minute load average) is most likely the machine's doing, not the
+    agent's: the message says so in one line, with the remedy, and
+    ``saturated`` marks it for the run's summary.
+    """
+    out: dict[str, Any] = {}
+    if waited_s >= 0.5:
+        message += f" (not counting {waited_s:.0f}s its calls waited for a model slot)"
+    busy = saturation()
+    if busy is not None:
+        out["saturated"] = busy
+        message += (
+            f"; the machine was saturated ({busy}): run fewer agents at once "
+            "(--agent-processes) or raise --agent-timeout"
+        )
+    out["error"] = message
+    return out
+
+
 @dataclass
 class DriverConfig:
     """What every driver of a run shares: the gateway, the runner and the fallback."""
@@ -130,20 +155,25 @@ class AgentDriver(Actor):
             fallback=self.config.fallback,
             all_slots=self.config.slots or tuple(assignment),
         )
+        waits = QueueClock()  # the agent's own: its limit leaves these waits out
+        episode = episode_clock()
+        session.clock = FanClock(waits, *([episode] if episode is not None else []))
         gateway = self.config.gateway
         ctx = gateway.open(session)
         shown = msg.data.get("task")  # the environment says what the agent may see
         task = dict(shown) if isinstance(shown, dict) else {"id": started.task_id}
         outcome: dict[str, Any]
         try:
-            result = await self.config.runner.run(task, ctx)
+            with agent_clock(waits):
+                result = await self.config.runner.run(task, ctx)
             outcome = {"result": result}
         except AgentFailed as exc:
-            outcome = {"error": str(exc), "kind": failure_kind(exc, session)}
+            kind = failure_kind(exc, session)
+            outcome = {"error": str(exc), "kind": kind}
+            if kind == "agent_timeout":
+                outcome.update(timeout_note(str(exc), waits.waited_s))
         finally:
             gateway.close(session)
-        if session.violation is not None:  # past a gateway cap: the agent's failure
-            outcome = {"error": session.violation, "kind": "agent_cap"}
         if session.infra_error is not None:
             raise InfraError(f"gateway call failed upstream: {session.infra_error}")
         outcome["gateway"] = session.summary()

@@ -61,6 +61,8 @@ class ExternalEnvironment(Environment):
             kind = outcome.get("kind")
             ending: Any = kind if is_agent_failure(kind) else "agent_no_result"
             details["agent_error"] = error
+            if outcome.get("saturated"):
+                details["saturated"] = outcome["saturated"]
             details["verdict"] = ending
             self._score = Score(
                 reward=0.0, success=False, details=details, ending=ending, reason=error

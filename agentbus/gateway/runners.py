@@ -31,6 +31,7 @@ import orjson
 
 from agentbus.errors import InfraError, UserError
 from agentbus.gateway.context import AgentContext
+from agentbus.gateway.deadline import agent_deadline
 from agentbus.gateway.isolation import NONE, Isolation
 from agentbus.gateway.scorers import load_callable
 
@@ -98,7 +99,7 @@ class CallableAgent:
     async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
         limit = self.time_limit_s if self.time_limit_s is not None else float("inf")
         try:
-            with anyio.fail_after(limit):
+            with agent_deadline(limit):  # less its calls' waits for a model slot
                 value = await self.fn(task, ctx)
         except TimeoutError:
             raise AgentFailed(f"agent ran past its time limit of {limit:g}s") from None
@@ -197,7 +198,7 @@ class CommandAgent:
         err = _Tail(STDERR_TAIL * 4, "stderr")
         over: list[str] = []
         try:
-            with anyio.fail_after(self.time_limit_s):
+            with agent_deadline(self.time_limit_s):  # less its calls' waits for a model slot
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._feed, proc, orjson.dumps(task) + b"\n")
                     tg.start_soon(self._drain, proc.stdout, out, tg.cancel_scope, over)

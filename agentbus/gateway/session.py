@@ -11,11 +11,13 @@ to the run's fallback model or refuses it, as configured.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentbus.bus import Bus
-from agentbus.llm.types import LLM
+from agentbus.llm.queueing import QueueClock, using_clock
+from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
 
 
 @dataclass
@@ -35,6 +37,29 @@ class Refused(Exception):
         super().__init__(message)
         self.status = status
         self.kind = kind
+
+
+class ClockedLLM:
+    """A client whose calls report their waits for a model slot to an episode's clock.
+
+    The gateway answers a user's agent from its own request handler, outside
+    the episode's task, where the LLM layer cannot find the episode's clock;
+    this wrapper hands it over for the duration of each call. Every other
+    attribute is the wrapped client's.
+    """
+
+    def __init__(self, inner: LLM, clock: QueueClock) -> None:
+        self._wrapped = inner
+        self._clock = clock
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
+    ) -> Completion:
+        with using_clock(self._clock):
+            return await self._wrapped.complete(messages, params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._wrapped, name)
 
 
 @dataclass
@@ -76,8 +101,9 @@ class Session:
     modules: dict[str, ModuleStats] = field(default_factory=dict)
     #: the first infrastructure failure of a call (the episode does not count then)
     infra_error: str | None = None
-    #: the first cap the agent went past (gateway.limits); the episode is then its failure
-    violation: str | None = None
+    #: where the calls' waits for a model slot are reported (the episode's and the
+    #: agent's clocks: neither time limit counts them; see gateway/deadline.py)
+    clock: QueueClock | None = None
     #: ids of the Responses API answers this episode got (its own previous_response_id)
     response_ids: set[str] = field(default_factory=set)
     calls: int = 0
@@ -92,7 +118,7 @@ class Session:
         """The slot and model for ``module``, or :class:`Refused` with the reason."""
         slot = self.slots.get(module)
         if slot is not None:
-            return Route(module, module, slot[0], slot[1])
+            return Route(module, module, slot[0], self._clocked(slot[1]))
         if module in self.off:
             self.stats(module).refused += 1
             raise Refused(
@@ -102,7 +128,7 @@ class Session:
                 "module_off",
             )
         if self.fallback is not None:
-            return Route(module, None, self.fallback[0], self.fallback[1])
+            return Route(module, None, self.fallback[0], self._clocked(self.fallback[1]))
         self.stats(module).refused += 1
         known = ", ".join(self.all_slots) or "none"
         raise Refused(
@@ -112,6 +138,9 @@ class Session:
             404,
             "unknown_module",
         )
+
+    def _clocked(self, llm: LLM) -> LLM:
+        return llm if self.clock is None else ClockedLLM(llm, self.clock)
 
     def refused_calls(self) -> int:
         """Calls the gateway refused in this episode (switched-off or unknown modules)."""
@@ -131,4 +160,4 @@ class Session:
         return out
 
 
-__all__ = ["ModuleStats", "Refused", "Route", "Session"]
+__all__ = ["ClockedLLM", "ModuleStats", "Refused", "Route", "Session"]

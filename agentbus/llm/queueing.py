@@ -83,6 +83,40 @@ def episode_clock() -> QueueClock | None:
 
 
 @contextmanager
+def using_clock(clock: QueueClock | None) -> Iterator[None]:
+    """Report the waits of the code inside to ``clock`` (a gateway call, made for an episode).
+
+    A user's agent calls the gateway from outside the episode's task, so the
+    gateway's handler takes the episode's clock explicitly.
+    """
+    token = _CLOCK.set(clock)
+    try:
+        yield
+    finally:
+        _CLOCK.reset(token)
+
+
+class FanClock(QueueClock):
+    """A clock that passes every wait on to several (the episode's and its agent's)."""
+
+    __slots__ = ("targets",)
+
+    def __init__(self, *targets: QueueClock) -> None:
+        super().__init__()
+        self.targets = targets
+
+    def enter(self) -> None:
+        super().enter()
+        for target in self.targets:
+            target.enter()
+
+    def leave(self) -> None:
+        super().leave()
+        for target in self.targets:
+            target.leave()
+
+
+@contextmanager
 def waiting_for_slot() -> Iterator[None]:
     """Mark the time inside as spent waiting for a model slot (no-op outside an episode)."""
     clock = _CLOCK.get()
@@ -96,4 +130,12 @@ def waiting_for_slot() -> Iterator[None]:
         clock.leave()
 
 
-__all__ = ["QueueClock", "episode_clock", "start_clock", "stop_clock", "waiting_for_slot"]
+__all__ = [
+    "FanClock",
+    "QueueClock",
+    "episode_clock",
+    "start_clock",
+    "stop_clock",
+    "using_clock",
+    "waiting_for_slot",
+]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import structlog
+
 from agentbus import (
     ActionProposed,
     Environment,
@@ -32,8 +34,10 @@ from environments.os.guide import os_guide
 from environments.os.judge import Verdict, judge, prepare
 from environments.os.loader import load_path
 from environments.os.task import OsTask
-from environments.sandbox import Sandbox, SandboxError, SandboxLimits
+from environments.sandbox import Sandbox, SandboxError, SandboxLimits, freezer
 from environments.sandbox import persistent_unavailable as unavailable
+
+log = structlog.get_logger(__name__)
 
 #: AgentBench cuts each output at this many characters
 OUTPUT_CHARS = 800
@@ -62,6 +66,11 @@ class OsEnvironment(Environment):
         why = unavailable()
         if why is not None:
             raise UserError(f"--env os: {why}")
+        if not freezer.available():  # said once: checks are weaker here (docs/security.md)
+            log.warning(
+                "os: no cgroup v2 group can be made here; the agent's processes are stopped "
+                "by signals before checks, which a self-waking process survives"
+            )
         if source.dataset is not None:
             tasks = load_path(source.dataset)
         else:
