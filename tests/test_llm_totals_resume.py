@@ -53,6 +53,10 @@ def test_llm_run_totals_span_the_resume(tmp_path: Path) -> None:
     results = orjson.loads((run_dir / "results.json").read_bytes())
     whole, this = results["llm"]["run"], results["llm"]["total"]
     assert whole["processes"] == 2
+    assert (
+        f"LLM calls over the whole run (2 processes): requested {whole['requested']}, "
+        f"sent {whole['sent']}"
+    ) in second.stdout
     assert whole["sent"] == results["cost"]["run"]["sent_calls"]  # the cost line's count
     assert whole["sent"] > this["sent"] and whole["requested"] > this["requested"]
     # agentbus.report rebuilds the same whole-run figures from the log alone

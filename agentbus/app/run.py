@@ -135,7 +135,22 @@ def _main(argv: Sequence[str] | None = None) -> int:
         f"{report.infra_errors} infrastructure errors"
     )
     print(report.llm_summary)
+    whole = _whole_run_line(report)
+    if whole:
+        print(whole)
     return _next_step(report)
+
+
+def _whole_run_line(report: RunReport) -> str | None:
+    """The calls of every process of a resumed run (the line above counts this process's)."""
+    llm = report.results.get("llm") if isinstance(report.results, dict) else None
+    run = (llm or {}).get("run") if isinstance(llm, dict) else None
+    if not isinstance(run, dict) or int(run.get("processes") or 0) < 2:
+        return None
+    return (
+        f"LLM calls over the whole run ({run['processes']} processes): requested "
+        f"{run.get('requested', 0)}, sent {run.get('sent', 0)}"
+    )
 
 
 def _next_step(report: RunReport) -> int:
