@@ -174,6 +174,8 @@ class AgentDriver(Actor):
                 outcome.update(timeout_note(str(exc), waits.waited_s))
         finally:
             gateway.close(session)
+        if session.violation is not None:  # past a gateway cap: the agent's failure
+            outcome = {"error": session.violation, "kind": "agent_cap"}
         if session.infra_error is not None:
             raise InfraError(f"gateway call failed upstream: {session.infra_error}")
         outcome["gateway"] = session.summary()

@@ -104,6 +104,8 @@ class Session:
     #: where the calls' waits for a model slot are reported (the episode's and the
     #: agent's clocks: neither time limit counts them; see gateway/deadline.py)
     clock: QueueClock | None = None
+    #: the first cap the agent went past (gateway.limits); the episode is then its failure
+    violation: str | None = None
     #: ids of the Responses API answers this episode got (its own previous_response_id)
     response_ids: set[str] = field(default_factory=set)
     calls: int = 0
