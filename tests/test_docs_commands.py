@@ -110,6 +110,13 @@ RULES: tuple[Rule, ...] = (
         why="would modify the virtualenv; the run after it gets the plugin via PYTHONPATH",
     ),
     Rule(
+        "a framework's own virtualenv (docs/your-agent.md, examples/dspy)",
+        r"(^python3? -m venv \.venv-\w+ && |\.venv-\w+/bin/)",
+        "shape",
+        why="installs a framework from the package index into a virtualenv of its own; "
+        "benchmarks/frameworks_resolve.py checks that such installs resolve",
+    ),
+    Rule(
         "real small model (docs/real-models.md)",
         r"(llama-venv|llama_cpp\.server|benchmarks/real_model\.py|#smollm2)",
         "shape",
@@ -150,6 +157,7 @@ RULES: tuple[Rule, ...] = (
     Rule("report", r"-m agentbus(?:\.app)?\.report(\s|$)", "run", extra=("--quiet", "--no-plots")),
     Rule("tail", r"-m agentbus(?:\.runs)?\.tail(\s|$)", "run", extra=("--from", "0")),
     Rule("plan", r"-m agentbus\.plan(\s|$)", "run"),
+    Rule("blame", r"-m agentbus\.blame(\s|$)", "run", extra=("--sample", "1"), slow=True),
     Rule("plugin lists", r"-m agentbus\.list(\s|$)", "run"),
     Rule(
         "viewer",
