@@ -21,7 +21,8 @@ p50 and p99 latency per call, requests/s, and the added p50 (gateway - direct)
 and the throughput ratio. Then the per-episode cost of a command agent: the
 time to start a process that reads the task and prints a result (Python, and
 Node when installed), which every ``--agent-cmd`` episode pays on top of its
-calls.
+calls, with ``--agent-isolation none`` and in the default bubblewrap sandbox
+(interleaved), so the sandbox's own start per episode is the difference.
 
 Streaming (``--streaming``, on its own): time to first token of a streamed
 answer at ``--sim-speed 1`` (realistic serving time), calling the
@@ -52,6 +53,7 @@ from agentbus.bus import Bus
 from agentbus.environment import Task
 from agentbus.gateway import Gateway, Session
 from agentbus.gateway.context import AgentContext
+from agentbus.gateway.isolation import Isolation
 from agentbus.gateway.runners import CommandAgent
 from agentbus.llm.config import LLMConfig
 from agentbus.llm.router import LLMRouter
@@ -156,14 +158,22 @@ async def command_cost(repeats: int) -> dict[str, float]:
             f"{node} -e \"let s='';process.stdin.on('data',d=>s+=d).on('end',()=>"
             '{JSON.parse(s);console.log(JSON.stringify({answer:1}))})"'
         )
+    modes = {"none": Isolation(mode="none")}
+    if shutil.which("bwrap") is not None:
+        modes["sandbox"] = Isolation(cpu_s=300.0)  # what --agent-cmd runs by default
     out = {}
     for name, cmd in commands.items():
-        agent = CommandAgent(cmd, max_processes=1)
-        await agent.run({"id": "warm"}, ctx)
-        started = time.perf_counter()
-        for i in range(repeats):
-            await agent.run({"id": str(i)}, ctx)
-        out[name] = (time.perf_counter() - started) / repeats
+        agents = {m: CommandAgent(cmd, max_processes=1, isolation=i) for m, i in modes.items()}
+        spent = dict.fromkeys(modes, 0.0)
+        for agent in agents.values():
+            await agent.run({"id": "warm"}, ctx)
+        for i in range(repeats):  # interleaved, so load changes hit both alike
+            for mode, agent in agents.items():
+                started = time.perf_counter()
+                await agent.run({"id": str(i)}, ctx)
+                spent[mode] += time.perf_counter() - started
+        for mode, total in spent.items():
+            out[f"{name}, isolation {mode}"] = total / repeats
     return out
 
 

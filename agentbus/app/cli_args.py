@@ -157,7 +157,7 @@ def parser() -> OneLineParser:
         choices=("sandbox", "none"),
         help="run each --agent-cmd process in a bubblewrap sandbox (default) or beside agentbus",
     )
-    a("--agent-memory-mb", type=int, help="address-space limit of a sandboxed agent (4096)")
+    a("--agent-memory-mb", type=int, help="memory limit per sandboxed agent process (4096)")
     a("--agent-output-mb", type=float, help="MiB an agent command may print per stream (64)")
     a("--gateway-body-mb", type=float, help="largest request body the gateway reads (16)")
     a(

@@ -115,7 +115,7 @@ class RunConfig(BaseModel):
     keep_going: bool = False
     #: where a command agent runs: a bubblewrap sandbox or beside agentbus (docs/security.md)
     agent_isolation: Literal["sandbox", "none"] = "sandbox"
-    #: address-space limit of a sandboxed command agent, MiB
+    #: memory (data) limit of each sandboxed command agent process, MiB
     agent_memory_mb: int = Field(default=4096, ge=64)
     #: MiB a command agent may print on stdout, and again on stderr (then killed)
     agent_output_mb: float = Field(default=64.0, gt=0)

@@ -8,7 +8,7 @@ environment (their episode tokens, which spend modules its own coalition has
 switched off). In the sandbox it has its own PID, IPC and UTS namespaces and
 a fresh ``/proc`` (it sees only its own processes), no capabilities, the host
 filesystem read-only except its working directory and a private ``/tmp``,
-and limits on address space and CPU time. The network is shared: the agent
+and limits on memory (data) and CPU time. The network is shared: the agent
 must reach the gateway on loopback and whatever services it uses itself.
 
 bubblewrap is a small setuid-free tool (the ``bubblewrap`` package) that
@@ -47,7 +47,9 @@ class Isolation:
     """How each command agent process is confined (one per run, shared by its episodes)."""
 
     mode: Mode = "sandbox"
-    #: address-space limit of the agent's processes, MiB (None: no limit)
+    #: data limit of each agent process (RLIMIT_DATA: heap and private writable mappings),
+    #: MiB; not the address space, which WebAssembly reserves by the gigabyte (Node's
+    #: fetch runs on it) without using it (None: no limit)
     memory_mb: int | None = 4096
     #: CPU seconds per agent process (None: no limit; the wall-clock limit still holds)
     cpu_s: float | None = None
@@ -114,7 +116,7 @@ class Isolation:
 
         def apply() -> None:  # runs in the child between fork and exec: async-signal-safe calls
             if memory is not None:
-                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+                resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
             if cpu is not None:
                 resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
 
