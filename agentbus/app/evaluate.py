@@ -33,6 +33,7 @@ from agentbus.app.estimation import live_status, with_design
 from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory, cell_id
 from agentbus.app.executor import executor_summary, llm_report, open_runtime
 from agentbus.app.llm_totals import run_llm_totals
+from agentbus.app.misconfig import MisconfigWatch, watch_for
 from agentbus.app.pareto import ParetoRun, pareto_phase
 from agentbus.app.resume_scope import check_scope
 from agentbus.app.screened import evaluate_screened
@@ -125,16 +126,27 @@ def parse_serve(value: str) -> tuple[str, int]:
 
 
 class Breaker:
-    """Stops a run whose infrastructure keeps failing instead of burning through it."""
+    """Stops a run whose infrastructure keeps failing, or that is misconfigured.
 
-    def __init__(self, threshold: int = INFRA_BREAKER) -> None:
+    ``watch`` (a user's agent, without --keep-going) reads the first block of
+    episodes; when it names a misconfiguration the run stops and
+    :func:`evaluate` raises it as one line (exit 2).
+    """
+
+    def __init__(self, threshold: int = INFRA_BREAKER, watch: MisconfigWatch | None = None) -> None:
         self.threshold = threshold
+        self.watch = watch
+        self.misconfigured: str | None = None
         self.streak = 0
         self.total = 0
         self.first: str | None = None
         self.tripped = anyio.Event()
 
     def record(self, record: EpisodeRecord) -> None:
+        if self.watch is not None and self.misconfigured is None:
+            self.misconfigured = self.watch.record(record)
+            if self.misconfigured is not None:
+                self.tripped.set()
         if record.counts:
             self.streak = 0
             return
@@ -148,6 +160,8 @@ class Breaker:
         """Why the run stopped early, if the breaker tripped."""
         if not self.tripped.is_set():
             return None
+        if self.misconfigured is not None:
+            return self.misconfigured
         return (
             f"stopped after {self.streak} episodes in a row failed on the "
             f"infrastructure; first error: {self.first}"
@@ -395,6 +409,8 @@ async def evaluate(
         prep = await in_daemon_thread(prepare, config)  # Ctrl-C during task setup works
         try:
             execution = await execute(prep, console, servers)
+            if execution.breaker.misconfigured is not None:  # one line, exit 2
+                raise UserError(execution.breaker.misconfigured)
             report = finish(prep, execution, console)
         finally:
             prep.store.close()
@@ -505,7 +521,7 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
             for model in config.models():  # clients now, so their capacity counts from the start
                 router.client(model)
             runtime.capacity = router.capacity
-        breaker = Breaker()
+        breaker = Breaker(watch=watch_for(config, prep.plan))
         if prep.cost is not None:
             runtime.prices = prep.cost.prices  # every record is priced as it is built
             prep.cost.watch(router.stats)
