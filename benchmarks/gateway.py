@@ -33,6 +33,7 @@ routes over HTTP and relays the tokens as they come (target: gateway within
     python benchmarks/gateway.py            # about a minute
     python benchmarks/gateway.py --quick    # smoke run (tests)
     python benchmarks/gateway.py --streaming [--quick]
+    python benchmarks/gateway.py --commands   # per-episode cost, isolation none vs sandbox
 """
 
 from __future__ import annotations
@@ -245,9 +246,18 @@ async def streaming(args: argparse.Namespace) -> None:
     print(f"time to first token, gateway / direct at p50: {ratio:.3f}x (target <= 1.10x)")
 
 
+def print_costs(costs: dict[str, float]) -> None:
+    for name, seconds in costs.items():
+        print(f"command agent per episode ({name}): {seconds * 1000:.0f} ms (process start + I/O)")
+
+
 async def main(args: argparse.Namespace) -> None:
     if args.streaming:
         await streaming(args)
+        return
+    if args.commands:
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print_costs(await command_cost(3 if args.quick else 20))
         return
     levels = [(1, 20, 1), (10, 5, 1), (50, 2, 1)] if args.quick else [
         (1, 200, 1), (100, 10, 1), (1000, 2, 1)]  # fmt: skip
@@ -276,9 +286,7 @@ async def main(args: argparse.Namespace) -> None:
                     rows.append((concurrency, res))
             finally:
                 await gateway.stop()
-    costs = await command_cost(3 if args.quick else 20)
-    for name, seconds in costs.items():
-        print(f"command agent per episode ({name}): {seconds * 1000:.0f} ms (process start + I/O)")
+    print_costs(await command_cost(3 if args.quick else 20))
     for concurrency, res in rows:
         added = res["gateway"]["p50_ms"] - res["direct"]["p50_ms"]
         ratio = res["gateway"]["rps"] / res["direct"]["rps"]
@@ -298,6 +306,9 @@ if __name__ == "__main__":
     )
     parser.add_argument(
         "--streaming", action="store_true", help="only the time-to-first-token comparison"
+    )
+    parser.add_argument(
+        "--commands", action="store_true", help="only the command agents' cost per episode"
     )
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     asyncio.run(main(parser.parse_args()))
