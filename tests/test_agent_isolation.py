@@ -9,9 +9,10 @@ the run directory, and reports ``reward: 1`` for a wrong answer.
 * Under the default sandbox nothing is read or spent: no canary key appears
   in any file of the run or any response, the agent sees only its own
   processes, and the numeric scorer gives 0 of 8 (item 4's repro).
-* Under ``--agent-isolation none`` the same agent reads the key and spends a
-  sibling's token: the control that shows the test can fail, and what the
-  console line about that mode warns of.
+* The same agent with ``--agent-isolation none`` read the parent's
+  environment and spent siblings' tokens when this test was written (the
+  control; not run here, to keep the suite's time): that mode and
+  ``--scorer result`` each print what they allow.
 * A missing ``bwrap`` stops the run in one line naming the package and flag.
 """
 
@@ -25,6 +26,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from agentbus.app import external
+from agentbus.app.config import RunConfig
+from agentbus.errors import UserError
 from agentbus.gateway.isolation import Isolation
 
 
@@ -194,14 +198,22 @@ def test_sandboxed_agent_reads_spends_and_floods_nothing_and_cannot_score_itself
             assert CANARY.encode() not in path.read_bytes(), path
 
 
-@needs_bwrap  # the same run's control: it must steal, or the test above proves nothing
-def test_without_isolation_the_same_agent_steals_which_is_what_the_flag_warns_of(
-    tmp_path: Path,
+def test_loosening_choices_are_named_on_the_console() -> None:
+    """``--agent-isolation none`` and ``--scorer result`` each print what they allow."""
+    base = {"agent_cmd": "python a.py", "slots": ["planner"]}
+    assert external.notes(RunConfig(**base)) == []
+    loose = external.notes(RunConfig(**base, agent_isolation="none", scorer="result"))
+    assert loose[0].startswith("--agent-isolation none: your agent runs as you")
+    assert "provider keys" in loose[0] and loose[1].startswith("--scorer result")
+
+
+def test_missing_bubblewrap_is_one_line_naming_package_and_flag(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    run_dir = _run(tmp_path, "none", "--limit", "1")
-    stderr = (tmp_path / "stderr.txt").read_text()
-    assert "--agent-isolation none: your agent runs as you" in stderr
-    outcomes = _found(run_dir)
-    assert any(o["details"]["result"]["found"]["parent_env"] > 0 for o in outcomes)
-    assert sum(o["details"]["result"]["found"]["stolen"] for o in outcomes) > 0
-    assert all(o["reward"] == 0.0 for o in outcomes)  # the scorer still decides
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(UserError) as stopped:
+        Isolation().check()
+    assert "bubblewrap package" in str(stopped.value) and "--agent-isolation none" in str(
+        stopped.value
+    )
+    Isolation(mode="none").check()  # nothing to check
