@@ -11,17 +11,13 @@ destination. A push is refused unless it fast-forwards the remote branch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from environments.git.args import parse
 from environments.git.refs import GitError, check_new_name, resolve
 from environments.git.tree import REMOTE_PREFIX, Branch, Commit, Tree, copy_commits, remote_name
-
-if TYPE_CHECKING:
-    from environments.git.model import GitModel
+from environments.git.workspace import Workspace
 
 
-def _origin(model: GitModel) -> Tree:
+def _origin(model: Workspace) -> Tree:
     if model.repo.origin is None:
         raise GitError(
             "fatal: 'origin' does not appear to be a git repository\n"
@@ -35,7 +31,7 @@ def _remote_arg(positional: list[str]) -> None:
         raise GitError(f"fatal: '{positional[0]}' does not appear to be a git repository")
 
 
-def _fetch_branch(model: GitModel, name: str) -> str:
+def _fetch_branch(model: Workspace, name: str) -> str:
     origin, local = _origin(model), model.tree
     target = origin.branches[name].target
     copy_commits(origin, local, [target])
@@ -49,13 +45,13 @@ def _fetch_branch(model: GitModel, name: str) -> str:
     return ""
 
 
-def _fetch_all(model: GitModel) -> str:
+def _fetch_all(model: Workspace) -> str:
     lines = [_fetch_branch(model, name) for name in list(_origin(model).branches)]
     lines = [ln for ln in lines if ln]
     return "From origin\n" + "\n".join(lines) if lines else "(nothing new to fetch)"
 
 
-def _fetch_spec(model: GitModel, spec: str) -> tuple[str, str]:
+def _fetch_spec(model: Workspace, spec: str) -> tuple[str, str]:
     """Fetch one refspec; returns (terminal text, the local ref to merge afterwards)."""
     origin, local = _origin(model), model.tree
     src, colon, dst = spec.partition(":")
@@ -82,7 +78,7 @@ def _fetch_spec(model: GitModel, spec: str) -> tuple[str, str]:
     return f"From origin\n   {src} -> {dst} ({commit})", dst
 
 
-def fetch(model: GitModel, words: list[str]) -> str:
+def fetch(model: Workspace, words: list[str]) -> str:
     usage = "git fetch [origin [<src>[:<dst>]]]"
     args = parse("fetch", words, frozenset({"--all", "-p", "--prune"}), usage=usage)
     positional = args.expect(0, 2, usage)
@@ -93,7 +89,7 @@ def fetch(model: GitModel, words: list[str]) -> str:
     return _fetch_spec(model, positional[1])[0]
 
 
-def pull(model: GitModel, words: list[str]) -> str:
+def pull(model: Workspace, words: list[str]) -> str:
     usage = "git pull [--rebase] [origin [<src>[:<dst>]]]"
     args = parse("pull", words, frozenset({"--rebase", "-r", "--no-rebase", "--ff"}), usage=usage)
     positional = args.expect(0, 2, usage)
@@ -117,7 +113,7 @@ def pull(model: GitModel, words: list[str]) -> str:
     return text + "\n" + model.merge_into_head(merge_ref)
 
 
-def _push_one(model: GitModel, commit: str, dst: str) -> str:
+def _push_one(model: Workspace, commit: str, dst: str) -> str:
     origin, local = _origin(model), model.tree
     old = origin.branches.get(dst)
     if old is not None and old.target != commit:
@@ -138,7 +134,7 @@ def _push_one(model: GitModel, commit: str, dst: str) -> str:
     return f"To origin\n   {old.target}..{commit}  -> {dst}"
 
 
-def push(model: GitModel, words: list[str]) -> str:
+def push(model: Workspace, words: list[str]) -> str:
     usage = "git push [origin [<src>[:<dst>]]]"
     args = parse("push", words, frozenset({"-u", "--set-upstream"}), usage=usage)
     positional = args.expect(0, 2, usage)
@@ -176,7 +172,7 @@ def push(model: GitModel, words: list[str]) -> str:
     return _push_one(model, resolve(local, src), dst)
 
 
-def clone(model: GitModel, words: list[str]) -> str:
+def clone(model: Workspace, words: list[str]) -> str:
     parse("clone", words, frozenset()).expect(0, 1, "git clone")
     if model.repo.origin is not None:
         raise GitError("fatal: destination path 'origin' already exists and is not empty.")
@@ -192,7 +188,7 @@ def clone(model: GitModel, words: list[str]) -> str:
     return "Cloning into 'origin'... done."
 
 
-def fake_teamwork(model: GitModel, words: list[str]) -> str:
+def fake_teamwork(model: Workspace, words: list[str]) -> str:
     usage = "git fakeTeamwork [<branch>] [<count>]"
     positional = parse("fakeTeamwork", words, frozenset()).expect(0, 2, usage)
     origin = _origin(model)

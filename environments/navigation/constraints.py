@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from environments.navigation.city import clock
 
 if TYPE_CHECKING:
-    from environments.navigation.route import Evaluation
+    from environments.navigation.evaluation import Evaluation
 
 KINDS = ("hours", "budget", "back_by", "category", "visit", "avoid", "avoid_category", "min_visits")
 

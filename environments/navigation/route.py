@@ -7,7 +7,6 @@ waiting; a visit must end by closing time. The route ends back at the hotel.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from environments.navigation.city import (
     DAY_START,
@@ -18,21 +17,7 @@ from environments.navigation.city import (
     travel_minutes,
 )
 from environments.navigation.constraints import Constraint
-
-
-@dataclass
-class Evaluation:
-    stops: tuple[str, ...]
-    tenths: int = 0
-    cost: float = 0.0
-    back: int = DAY_START
-    categories: frozenset[str] = frozenset()
-    timeline: list[str] = field(default_factory=list)
-    hour_problems: list[str] = field(default_factory=list)
-
-    @property
-    def km(self) -> float:
-        return self.tenths / 10
+from environments.navigation.evaluation import Evaluation
 
 
 def evaluate(city: City, stops: Sequence[str]) -> Evaluation:
@@ -76,3 +61,6 @@ def evaluate(city: City, stops: Sequence[str]) -> Evaluation:
 
 def violations(ev: Evaluation, constraints: Sequence[Constraint]) -> list[Constraint]:
     return [c for c in constraints if not c.holds(ev)]
+
+
+__all__ = ["Evaluation", "evaluate", "violations"]

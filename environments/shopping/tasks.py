@@ -16,25 +16,11 @@ from environments.shopping.catalogue import Catalogue, catalogue_for
 from environments.shopping.generator import generate_catalogue, make_goal
 from environments.shopping.goal import Goal
 from environments.shopping.phrasing import plain, rich
-from environments.shopping.session import ACTION_LIMIT
+from environments.shopping.task import ENV, instruction_for, make_task
+from environments.shopping.webshop import load_webshop, webshop_catalogue
 
-ENV = "shopping"
 _GENERATED = "generated:"
 _WEBSHOP = "webshop:"
-
-
-def instruction_for(task_id: str, sentence: str) -> str:
-    return f"WebShop task {task_id}. Instruction: {sentence}"
-
-
-def make_task(task_id: str, key: str, goal: Goal, sentence: str, phrasing: str) -> Task:
-    return Task(
-        id=task_id,
-        env=ENV,
-        instruction=instruction_for(task_id, sentence),
-        data={"catalogue": key, "phrasing": phrasing, "action_limit": ACTION_LIMIT},
-        hidden={"goal": goal.to_json()},
-    )
 
 
 def catalogue_of(key: str) -> Catalogue:
@@ -43,8 +29,6 @@ def catalogue_of(key: str) -> Catalogue:
         seed = int(key[len(_GENERATED) :])
         return catalogue_for(key, lambda: generate_catalogue(seed))
     if key.startswith(_WEBSHOP):
-        from environments.shopping.webshop import webshop_catalogue
-
         return webshop_catalogue(key)
     raise UserError(f"shopping: unknown catalogue key {key!r}")
 
@@ -70,9 +54,18 @@ def generated_tasks(count: int, seed: int) -> tuple[Catalogue, list[Task]]:
 
 def tasks_from(source: TaskSource) -> tuple[Catalogue, list[Task]]:
     if source.dataset is not None:
-        from environments.shopping.webshop import load_webshop
-
         catalogue, tasks = load_webshop(source.dataset, source.knowledge)
     else:
         catalogue, tasks = generated_tasks(source.count, source.seed)
     return catalogue, tasks[: source.limit] if source.limit is not None else tasks
+
+
+__all__ = [
+    "ENV",
+    "catalogue_of",
+    "generated_tasks",
+    "goal_of",
+    "instruction_for",
+    "make_task",
+    "tasks_from",
+]

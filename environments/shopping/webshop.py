@@ -32,6 +32,7 @@ from environments.shopping.catalogue import Catalogue, Product, catalogue_for
 from environments.shopping.generator import make_goal
 from environments.shopping.goal import Goal
 from environments.shopping.phrasing import plain, rich
+from environments.shopping.task import make_task
 
 _PATH_SEP = "\u203a"  # the separator of WebShop's product_category paths
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -191,8 +192,6 @@ def webshop_catalogue(key: str) -> Catalogue:
 
 
 def load_webshop(products: Path, instructions: Path | None) -> tuple[Catalogue, list[Task]]:
-    from environments.shopping.tasks import make_task
-
     key = webshop_key(products, instructions)
     records = _records(_read(instructions, "instruction file")) if instructions else []
     catalogue = webshop_catalogue(key)
