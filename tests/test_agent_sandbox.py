@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import Isolation
-from agentbus.gateway.runners import AgentFailed, CommandAgent
+from agentbus.gateway.runners import AgentFailed, CommandAgent, HttpAgent
 
 CTX = AgentContext(
     task_id="t1",
@@ -112,3 +113,23 @@ async def test_output_caps_kill_and_name_the_cap(tmp_path: Path) -> None:
         {"id": "t"}, CTX
     )
     assert result == {"answer": 7}  # only the tail was kept, and it holds the result line
+
+
+async def test_a_service_answer_past_the_result_cap_is_the_agents_failure() -> None:
+    async def handle(request: web.Request) -> web.Response:
+        return web.Response(body=b'{"answer": "' + b"z" * (2 << 20) + b'"}')
+
+    app = web.Application()
+    app.router.add_post("/run", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    agent = HttpAgent(f"http://127.0.0.1:{port}/run")
+    try:
+        with pytest.raises(AgentFailed, match="result cap of 1 MiB"):
+            await agent.run({"id": "t"}, CTX)
+    finally:
+        await agent.aclose()
+        await runner.cleanup()

@@ -278,6 +278,14 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
         await proc.wait()
 
 
+async def _read_upto(stream: aiohttp.StreamReader, limit: int) -> bytes:
+    """A body, read until its end or until ``limit`` bytes (whichever comes first)."""
+    data = bytearray()
+    while len(data) < limit and (chunk := await stream.read(limit - len(data))):
+        data += chunk
+    return bytes(data)
+
+
 class _Tail:
     """The last ``keep`` bytes of a stream, and how many came in all."""
 
@@ -336,7 +344,7 @@ class HttpAgent:
             async with self._session.post(
                 self.url, data=orjson.dumps(body), headers={"Content-Type": "application/json"}
             ) as response:
-                raw = await response.read()
+                raw = await _read_upto(response.content, RESULT_CAP + 1)  # a result, no flood
                 status = response.status
         except TimeoutError:
             raise AgentFailed(
@@ -349,6 +357,10 @@ class HttpAgent:
         if status != 200:
             raise AgentFailed(
                 f"agent service answered HTTP {status}: {raw[:300].decode(errors='replace')}"
+            )
+        if len(raw) > RESULT_CAP:
+            raise AgentFailed(
+                f"agent service's answer is longer than the result cap of {_size(RESULT_CAP)}"
             )
         try:
             value = orjson.loads(raw)
