@@ -11,7 +11,8 @@ SSE lines with their arrival times:
 * tool calls arrive as deltas the official SDKs assemble (OpenAI
   ``tool_calls``, Anthropic ``tool_use`` with ``input_json_delta``);
 * a repeated call is answered from the cache and still streamed, and the
-  per-module usage counts both calls.
+  per-module usage counts both calls;
+* an Anthropic upstream (the Anthropic SDK backend) streams as well.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+import pytest
 
 from agentbus.bus import Bus, describe
 from agentbus.environment import Task
@@ -57,17 +59,19 @@ class Rig:
 
 
 @asynccontextmanager
-async def make_rig() -> AsyncIterator[Rig]:
+async def make_rig(anthropic_upstream: bool = False) -> AsyncIterator[Rig]:
     async with sim_service(SimConfig(speed=4.0, experts=[])) as sim:
         sim.model.add_tasks("external", [TASK])
         async with LLMRouter(LLMConfig(), sim=sim) as router:
+            # the solver's model: the simulator as itself, or behind the Anthropic SDK backend
+            spec = f"anthropic:{sim.base_url}#weak" if anthropic_upstream else "sim:weak"
             gateway = Gateway()
             await gateway.start()
             trace: list[dict[str, Any]] = []
             session = Session(
                 episode_id="ep-s",
                 task_id=TASK.id,
-                slots={"solver": ("sim:weak", router.client("sim:weak"))},
+                slots={"solver": (spec, router.client(spec))},
                 off=frozenset(),
                 bus=Bus("ep-s", trace=lambda m: trace.append(describe(m))),
                 all_slots=("solver",),
@@ -193,3 +197,21 @@ async def test_a_cached_answer_is_streamed_from_the_cache() -> None:
         stats = rig.session.stats("solver")
         assert stats.calls == 2
         assert stats.completion_tokens == 2 * answers[0]["completion_tokens"]
+
+
+async def test_an_anthropic_upstream_streams_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Anthropic SDK backend streams the Messages events' text deltas on."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sim")
+    async with make_rig(anthropic_upstream=True) as rig:
+        body = {
+            "model": "solver",
+            "messages": [{"role": "user", "content": "What is 6 * 8?"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        events = await _events(f"{rig.ctx.base_url}/chat/completions", body, rig.ctx.api_key)
+        times, text = _text_times(events)
+        _spread(times)
+        answer = next(m for m in rig.trace if m["type"] == "GatewayAnswer")
+        assert text == answer["text"] and answer["model"].startswith("anthropic:")
+        assert events[-1][1]["usage"]["completion_tokens"] == answer["completion_tokens"] > 0

@@ -120,4 +120,39 @@ async def read_openai_stream(stream: Any, sink: TokenSink, model: str, start: fl
     )
 
 
-__all__ = ["TokenSink", "current_sink", "read_openai_stream", "token_sink"]
+async def read_anthropic_stream(
+    stream: Any, sink: TokenSink, model: str, start: float
+) -> tuple[str, Any, Any, str | None, str]:
+    """Consume an Anthropic SDK Messages stream: text to ``sink``.
+
+    Returns (text, the ``message_start`` usage, the final output usage, the
+    stop reason, the model); the backend turns them into its Completion as it
+    does for a whole answer.
+    """
+    sink.begin()
+    text: list[str] = []
+    first_usage: Any = None
+    last_usage: Any = None
+    stop: str | None = None
+    seen_model = model
+    async for event in stream:
+        kind = getattr(event, "type", "")
+        if kind == "message_start":
+            first_usage = event.message.usage
+            seen_model = event.message.model or model
+        elif kind == "content_block_delta" and getattr(event.delta, "type", "") == "text_delta":
+            text.append(event.delta.text)
+            await sink.text(event.delta.text)
+        elif kind == "message_delta":
+            stop = event.delta.stop_reason or stop
+            last_usage = event.usage
+    return "".join(text), first_usage, last_usage, stop, seen_model
+
+
+__all__ = [
+    "TokenSink",
+    "current_sink",
+    "read_anthropic_stream",
+    "read_openai_stream",
+    "token_sink",
+]

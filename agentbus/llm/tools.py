@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agentbus.llm.streaming import token_sink
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams, ToolCall
 
 if TYPE_CHECKING:
@@ -281,7 +282,8 @@ async def complete_with_tools(
         result = await backend.complete(messages, params)
     else:
         plain = params.model_copy(update={"tools": ()})
-        result = await backend.complete(tools_in_prompt(messages, params.tools), plain)
+        with token_sink(None):  # calls written as text are read from the whole answer: no stream
+            result = await backend.complete(tools_in_prompt(messages, params.tools), plain)
     if result.tool_calls:
         calls, invalid = checked_calls(result.tool_calls, names)
         return result.model_copy(update={"tool_calls": calls, "invalid_tool_calls": invalid})

@@ -36,6 +36,7 @@ from agentbus.llm.retry import (
     UpstreamError,
 )
 from agentbus.llm.spec import ModelSpec
+from agentbus.llm.streaming import current_sink, read_anthropic_stream
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
@@ -136,7 +137,10 @@ class AnthropicBackend(Backend):
 
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> Completion:
         start = time.perf_counter()
+        sink = current_sink()  # someone streams this call (agentbus/llm/streaming.py)
         try:
+            if sink is not None:
+                return await self._streamed(messages, params, sink, start)
             # the raw response too: its rate-limit headers pace the next requests
             raw = await self._client.messages.with_raw_response.create(
                 **self.request_options(messages, params)
@@ -165,6 +169,30 @@ class AnthropicBackend(Backend):
             cached_prompt_tokens=int(getattr(usage, "cache_read_input_tokens", None) or 0),
             latency_s=latency,
             finish_reason=_FINISH.get(response.stop_reason or "end_turn", "stop"),
+        )
+
+    async def _streamed(
+        self, messages: Sequence[ChatMessage], params: SamplingParams, sink: Any, start: float
+    ) -> Completion:
+        """The answer as a Messages stream, its text handed to ``sink`` as it comes."""
+        raw = await self._client.messages.with_raw_response.create(
+            **self.request_options(messages, params), stream=True
+        )
+        report_headers(raw.headers)
+        stream = raw.parse()
+        if inspect.isawaitable(stream):
+            stream = await stream
+        text, first, last, stop, model = await read_anthropic_stream(
+            stream, sink, self.spec.model, start
+        )
+        return Completion(
+            text=text,
+            model=model,
+            prompt_tokens=_prompt_tokens(first),
+            completion_tokens=int(getattr(last, "output_tokens", 0) or 0),
+            cached_prompt_tokens=int(getattr(first, "cache_read_input_tokens", None) or 0),
+            latency_s=time.perf_counter() - start,
+            finish_reason=_FINISH.get(stop or "end_turn", "stop"),
         )
 
     async def aclose(self) -> None:
