@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import orjson
 
 from agentbus.actor import Actor, on
+from agentbus.app.costs import billed_markdown
 from agentbus.app.llm_totals import whole_bill
 from agentbus.demo import CountdownEnvironment, demo_tasks
 from agentbus.episode import ActorSpec, Episode, EpisodeSpec
@@ -74,6 +75,8 @@ async def test_every_upstream_call_is_a_line_with_its_slot(tmp_path: Path) -> No
     assert row["calls"] == 2
     assert row["tokens"] == usage.sent_input_tokens + usage.sent_output_tokens
     assert summary["billed_usd"] > 0  # the simulated models have list prices
+    md = billed_markdown(summary)
+    assert "| planning | `sim:weak` | 2 |" in md
 
 
 def test_the_records_stand_in_where_the_file_holds_fewer_calls(tmp_path: Path) -> None:

@@ -200,12 +200,39 @@ def cost_markdown(results: dict[str, Any]) -> str:
     parts = []
     if results.get("cost"):
         parts.append(tables(results["cost"], list(results.get("slots") or [])))
+        billed = billed_markdown(results["cost"].get("run") or {})
+        if billed:
+            parts.append(billed)
         stopped = (results["cost"].get("budget") or {}).get("stopped")
         if stopped:
             parts.append(stopped)
     if results.get("pareto"):
         parts.append(pareto_markdown(results["pareto"]))
     return "".join(f"\n{p}\n" for p in parts)
+
+
+def billed_markdown(run: dict[str, Any]) -> str:
+    """The bill per slot and model: every call sent upstream, over every process of the run."""
+    by_slot = run.get("by_slot") or {}
+    if not by_slot:
+        return ""
+    lines = [
+        "### Billed per slot",
+        "",
+        "Every call that went upstream, from the run's call file (llm-cache.jsonl), over "
+        "every process of the run (calls of episodes an interruption cut short included).",
+        "",
+        "| slot | model | calls | tokens in | cached in | tokens out | USD |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for slot, models in by_slot.items():
+        for model, row in models.items():
+            usd = "n/a" if row.get("usd") is None else f"{row['usd']:.4f}"
+            lines.append(
+                f"| {slot} | `{model}` | {row['calls']} | {row['input_tokens']:,} | "
+                f"{row['cached_input_tokens']:,} | {row['output_tokens']:,} | {usd} |"
+            )
+    return "\n".join(lines)
 
 
 def print_cost(results: dict[str, Any], console: Console, run_dir: Any = None) -> None:
