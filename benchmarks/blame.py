@@ -52,15 +52,18 @@ def run(name: str, quick: bool, root: Path) -> dict[str, object]:
     run_dir = root / name
     argv = [sys.executable, "-m", "agentbus.run", *SETTINGS[name], *(QUICK[name] if quick else [])]
     argv += ["--run-dir", str(run_dir), "--sim-speed", "0", "--no-plots", "--progress", "off"]
-    subprocess.run(argv, cwd=ROOT, check=True, capture_output=True)
+    made = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    if made.returncode != 0:
+        raise SystemExit(f"{name}: the run failed:\n{made.stderr[-2000:]}")
     started = time.perf_counter()
     blamed = subprocess.run(
         [sys.executable, "-m", "agentbus.blame", str(run_dir)],
         cwd=ROOT,
-        check=True,
         capture_output=True,
         text=True,
     )
+    if blamed.returncode != 0:
+        raise SystemExit(f"{name}: blame failed:\n{blamed.stderr[-2000:]}")
     wall = time.perf_counter() - started
     summary = orjson.loads((run_dir / "blame.json").read_bytes())
     return {"summary": summary, "wall_s": wall, "table": blamed.stdout}

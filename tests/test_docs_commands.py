@@ -157,6 +157,7 @@ RULES: tuple[Rule, ...] = (
     Rule("report", r"-m agentbus(?:\.app)?\.report(\s|$)", "run", extra=("--quiet", "--no-plots")),
     Rule("tail", r"-m agentbus(?:\.runs)?\.tail(\s|$)", "run", extra=("--from", "0")),
     Rule("plan", r"-m agentbus\.plan(\s|$)", "run"),
+    Rule("blame", r"-m agentbus\.blame(\s|$)", "run", extra=("--sample", "1"), slow=True),
     Rule("plugin lists", r"-m agentbus\.list(\s|$)", "run"),
     Rule(
         "viewer",

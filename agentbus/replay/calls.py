@@ -180,7 +180,7 @@ class CallLog:
 
 
 #: seconds a reproduced call beyond the record waits for the episode to end
-CUT_OFF_WAIT_S = 5.0
+CUT_OFF_WAIT_S = 30.0
 
 
 class ReplayLLM:
