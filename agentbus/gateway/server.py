@@ -38,10 +38,8 @@ from agentbus.gateway.wire import (
     ChatCall,
     anthropic_error,
     anthropic_response,
-    anthropic_stream,
     openai_error,
     openai_response,
-    openai_stream,
     parse_anthropic,
     parse_openai,
 )
@@ -319,17 +317,7 @@ class Gateway:
 
     @staticmethod
     def _reply(api: str, call: ChatCall, result: Completion) -> web.Response:
-        if call.stream:
-            body = (
-                anthropic_stream(call.module, result)
-                if api == "anthropic"
-                else openai_stream(call.module, result, call.include_usage)
-            )
-            return web.Response(
-                body=body,
-                content_type="text/event-stream",
-                headers={"Cache-Control": "no-cache"},
-            )
+        """A whole (non-streamed) answer; streams go through GatewayStream."""
         if api == "anthropic":
             return _json(anthropic_response(call.module, result))
         return _json(openai_response(call.module, result))
