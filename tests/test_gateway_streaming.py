@@ -215,3 +215,26 @@ async def test_an_anthropic_upstream_streams_too(monkeypatch: pytest.MonkeyPatch
         answer = next(m for m in rig.trace if m["type"] == "GatewayAnswer")
         assert text == answer["text"] and answer["model"].startswith("anthropic:")
         assert events[-1][1]["usage"]["completion_tokens"] == answer["completion_tokens"] > 0
+
+
+async def test_a_retried_stream_sends_each_piece_once() -> None:
+    """A retry after a partial stream re-sends nothing: only text beyond what went out."""
+    from agentbus.gateway.streaming import pieces
+    from agentbus.llm.streaming import TokenSink
+
+    sent: list[str] = []
+
+    class Sink(TokenSink):
+        async def emit(self, piece: str) -> None:
+            sent.append(piece)
+
+    sink = Sink()
+    sink.begin()
+    for piece in ("ANSWER", ": 4"):  # the first attempt breaks off here
+        await sink.text(piece)
+    sink.begin()  # the retry streams the same deterministic answer from the start
+    for piece in ("ANS", "WER: 4", "2\n"):
+        await sink.text(piece)
+    assert sent == ["ANSWER", ": 4", "2\n"] and sink.sent == "ANSWER: 42\n"
+    text = "one two three four five six seven"
+    assert "".join(pieces(text, 3)) == text and len(pieces(text, 3)) == 3
