@@ -47,8 +47,9 @@ class BlameOptions:
     """Which episodes to blame and which model repairs a call."""
 
     run_dir: Path
-    #: slots on the test model; None: the all-default agent
-    coalition: tuple[str, ...] = ()
+    #: slots on the test model; None: the all-default agent for failures, the
+    #: all-test agent for successes
+    coalition: tuple[str, ...] | None = None
     #: blame failures (repair = the test model) or successes (repair = the default)
     outcome: str = "failure"
     sample: int | None = None
@@ -97,7 +98,7 @@ def choose(
     records: Sequence[EpisodeRecord], config: RunConfig, options: BlameOptions
 ) -> list[EpisodeRecord]:
     """The episodes to blame: one coalition of the first test column, failed (or succeeded)."""
-    wanted = set(options.coalition)
+    wanted = set(options.coalition or ())
     column = config.test[0] if config.test else None
     want_success = options.outcome == "success"
     chosen = [
@@ -201,7 +202,8 @@ class Blamer:
             "confirm": self.confirm,
             **found.to_json(),
         }
-        if self.sim is not None and base and base[0].replayable:
+        # the truth is about the original calls' mistakes: it checks blamed failures only
+        if self.sim is not None and base and base[0].replayable and not record.outcome.success:
             wrong = mistakes(
                 self.sim.model,
                 base[0].calls,

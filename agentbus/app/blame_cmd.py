@@ -21,6 +21,7 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,8 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
     p.add_argument("run_dir", type=Path, help="a finished run's directory")
     p.add_argument(
         "--coalition",
-        default="",
-        help="comma-separated slots on the test model (default: none, the all-default agent)",
+        help="comma-separated slots on the test model, or none (default: none for failures, "
+        "every varied slot for --successes)",
     )
     p.add_argument("--sample", type=int, help="blame a seeded sample of N episodes")
     p.add_argument("--seed", type=int, default=0, help="seed of --sample")
@@ -81,7 +82,11 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
         p.error("--confirm must be 0 or more")
     if ns.concurrency < 1:
         p.error("--concurrency must be at least 1")
-    coalition = tuple(s.strip() for s in ns.coalition.split(",") if s.strip() and s != "none")
+    coalition = (
+        None
+        if ns.coalition is None
+        else tuple(s.strip() for s in ns.coalition.split(",") if s.strip() and s != "none")
+    )
     return BlameOptions(
         run_dir=ns.run_dir,
         coalition=coalition,
@@ -99,7 +104,11 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
     run_dir = options.run_dir
     config = load_config(run_dir)
     records = await anyio.to_thread.run_sync(load_records, run_dir)
-    unknown = set(options.coalition) - {s for r in records for s in r.slots}
+    varied = list(dict.fromkeys(s for r in records for s in r.slots))
+    if options.coalition is None:  # a success of the all-test agent, or a failure of the default
+        options = replace(options, coalition=tuple(varied) if options.outcome == "success" else ())
+    assert options.coalition is not None
+    unknown = set(options.coalition) - set(varied)
     if unknown:
         raise UserError(f"--coalition names unknown slots: {', '.join(sorted(unknown))}")
     chosen = choose(records, config, options)
@@ -121,7 +130,8 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
             if not check.replayable:
                 raise UserError(
                     f"not replayable: {record.episode_id} did not reproduce ({check.diverged}); "
-                    "the agent or environment is not deterministic given identical answers"
+                    "the agent or the environment is not deterministic given identical "
+                    "answers, or its code changed since the run"
                 )
         entries = await blame_all(blamer, todo, run_dir / LOG, options.concurrency)
     wanted = {r.episode_id for r in chosen}
