@@ -23,8 +23,10 @@ Shapley and Banzhaf values):
     sub-game with the other slots on the default model.
 
 ``compare RUN_DIR``
-    print what a run estimated next to the truth, and whether each 95%
-    interval covers it.
+    print what a run estimated next to the truth: each coalition's z-score,
+    one joint test over all coalitions (max |z| against a Bonferroni bound,
+    its false-alarm rate stated and measured; ``--fail-on-drift`` exits 1 when
+    it flags), and whether each 95% interval of phi covers the truth.
 
 Errors a user can fix (no table for that pair, not a run directory) are one
 line and exit status 2.
@@ -48,6 +50,7 @@ from agentbus.errors import UserError
 from agentbus.logs import configure
 from agentbus.pipes import pipe_safe
 from agentbus.sim.truth import table as tables
+from agentbus.sim.truth.drift import drift
 from agentbus.sim.truth.table import TruthTable
 from attribution.exact import banzhaf_matrix, shapley_matrix
 
@@ -96,6 +99,7 @@ def render_table(table: TruthTable, slots: Sequence[str] | None = None) -> str:
         ),
         f"se: {prov.se_meaning}",
         *([f"note: {prov.derived}"] if prov.derived else []),
+        *([f"reason: {prov.reason}"] if prov.reason else []),
         "",
         f"{'coalition':<40} {'v(S)':>7} {'se':>7}",
     ]
@@ -163,8 +167,55 @@ def _caveats(config: dict[str, Any], table: TruthTable) -> list[str]:
     return notes
 
 
-def render_compare(run_dir: Path) -> tuple[str, int]:
-    """The run's estimates next to the truth; (text, intervals not covering the truth)."""
+def _run_means(rows: dict[str, Any], keys: Sequence[str]) -> dict[str, tuple[int, float]]:
+    """{coalition: (tasks, mean)} from a results.json's coalition rows."""
+    run: dict[str, tuple[int, float]] = {}
+    for key in keys:
+        row = rows.get(key) or {}
+        n, mean = row.get("n"), row.get("mean")
+        if isinstance(n, int) and isinstance(mean, int | float):
+            run[key] = (n, float(mean))
+    return run
+
+
+def drift_lines(
+    table: TruthTable, run: dict[str, tuple[int, float]], keys: Sequence[str], applies: bool
+) -> tuple[list[str], bool]:
+    """Each coalition's z and the joint test (see :mod:`agentbus.sim.truth.drift`).
+
+    ``run``: {coalition: (tasks, mean)}; ``applies``: the run is of the table's kind
+    (no caveat), so the joint test gives a verdict. Returns (lines, drift flagged).
+    """
+    result = drift(table, run, keys)
+    lines = [f"  {'coalition':<40} {'n':>4} {'run':>7} {'truth':>7} {'sd':>7} {'z':>6}"]
+    for r in result.rows:
+        lines.append(
+            f"  {_label(r.key):<40} {r.n:>4} {r.mean:7.3f} {r.truth:7.3f} {r.sd:7.4f} {r.z:+6.2f}"
+        )
+    if not result.rows:
+        return [*lines, "  joint test: no coalition of the run has a mean"], False
+    alarm = applies and result.alarm
+    verdict = (
+        "DRIFT: the run is not a draw from this table"
+        if alarm
+        else "no drift"
+        if applies
+        else "no verdict: the run differs from the truth's setting (notes above)"
+    )
+    lines.append(
+        f"  joint test: max |z| {result.max_z:.2f} over {len(result.rows)} coalitions, "
+        f"flagged above {result.threshold:.2f} (false-alarm rate at most {result.alpha:.0%} "
+        f"by Bonferroni; measured {result.measured_rate:.2%} in {result.simulated:,} runs "
+        f"simulated from the table): {verdict}"
+    )
+    return lines, alarm
+
+
+def render_compare(run_dir: Path) -> tuple[str, int, int]:
+    """The run's estimates next to the truth.
+
+    Returns (text, intervals not covering the truth, joint tests that flag drift).
+    """
     if not run_dir.is_dir():
         raise UserError(f"run directory {str(run_dir)!r} does not exist or is not a directory")
     results_path = run_dir / "results.json"
@@ -178,21 +229,20 @@ def render_compare(run_dir: Path) -> tuple[str, int]:
         raise UserError(f"{results_path} lacks env, default_model or models")
     config = _run_config(run_dir)
     lines: list[str] = [f"run {run_dir}: env {env}, default {default}"]
-    misses = 0
+    misses = alarms = 0
     for test, model in models.items():
         table = tables.load(env, default, str(test))
         order = tuple(slots) if isinstance(slots, list) else table.slots
         truth = true_values(table, order)
         canon = tuple(s for s in table.slots if s in set(order))
         lines += ["", f"test {test}  (truth: {table.provenance.tasks} reference tasks)"]
-        lines += [f"  note: {note}" for note in _caveats(config, table)]
-        lines.append(f"  {'coalition':<40} {'n':>4} {'run':>7} {'truth':>7}")
+        notes = _caveats(config, table)
+        lines += [f"  note: {note}" for note in notes]
         run_coalitions = model.get("coalitions") or {}
-        for key, cv in table.restrict(canon).items():
-            row = run_coalitions.get(key) or {}
-            mean = row.get("mean")
-            shown = f"{mean:7.3f}" if isinstance(mean, int | float) else f"{'-':>7}"
-            lines.append(f"  {_label(key):<40} {row.get('n', 0):>4} {shown} {cv.mean:7.3f}")
+        keys = list(table.restrict(canon))
+        found, alarm = drift_lines(table, _run_means(run_coalitions, keys), keys, applies=not notes)
+        lines += found
+        alarms += alarm
         for kind in KINDS:
             est = model.get(kind) or {}
             lines += [
@@ -214,7 +264,7 @@ def render_compare(run_dir: Path) -> tuple[str, int]:
                     f"  {slot:<12} {estimate:+9.3f} {interval:>20} {true:+7.3f}  "
                     f"{'yes' if covered else 'NO'}"
                 )
-    return "\n".join(lines), misses
+    return "\n".join(lines), misses, alarms
 
 
 def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -247,6 +297,15 @@ def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     command = "python -m agentbus.truth " + " ".join(shlex.quote(a) for a in argv)
     directory = Path(args.out) if args.out else None
+    target = tables.table_path(args.env, args.default, args.test, directory)
+    reason = (args.reason or "").strip() or None
+    if args.extend and reason:
+        raise UserError("--extend adds seeds to the same estimand; it takes no --reason")
+    if not args.extend and target.exists() and reason is None:
+        raise UserError(
+            f"{target} exists: replacing a stored table needs --reason saying why "
+            "(it is kept in the table's provenance)"
+        )
     stored = None
     first_seed = args.first_seed
     if args.extend:
@@ -289,6 +348,10 @@ def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
     )
     if stored is not None:
         table = extend(stored, table)
+    elif reason is not None:
+        table = table.model_copy(
+            update={"provenance": table.provenance.model_copy(update={"reason": reason})}
+        )
     out = tables.write(table, directory)
     print(render_table(table))
     print(f"\nstored {out} (max se {table.max_se:.4f})")
@@ -324,6 +387,10 @@ def parser() -> argparse.ArgumentParser:
             )
             s.add_argument("--out", help="directory for the table (default: the package's)")
             s.add_argument(
+                "--reason",
+                help="why the table is (re)computed; required to replace a stored table",
+            )
+            s.add_argument(
                 "--extend",
                 action="store_true",
                 help="continue the stored table (in --out, else the package's) over --tasks "
@@ -331,6 +398,11 @@ def parser() -> argparse.ArgumentParser:
             )
     c = sub.add_parser("compare", help="a run's estimates next to the truth")
     c.add_argument("run_dir", type=Path)
+    c.add_argument(
+        "--fail-on-drift",
+        action="store_true",
+        help="exit 1 when the joint test says the run is not a draw from the table (for CI)",
+    )
     sub.add_parser("list", help="the stored tables")
     return p
 
@@ -362,9 +434,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     + ", ".join(t.env for t in bases)
                 )
             return 0
-        text, _ = render_compare(args.run_dir)
+        text, _, alarms = render_compare(args.run_dir)
         print(text)
-        return 0
+        return 1 if alarms and args.fail_on_drift else 0
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

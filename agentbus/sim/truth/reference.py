@@ -68,6 +68,8 @@ class Setting:
     knowledge: Path | None = None
     #: with a dataset, block ``b`` is every ``shards``-th task starting at ``b``
     shards: int = 1
+    #: run only these coalition keys (None: all); a drift check needs a few, not 16
+    coalitions: tuple[str, ...] | None = None
 
     def source(self, seed: int) -> TaskSource:
         return TaskSource(
@@ -171,6 +173,9 @@ def _specs(setting: Setting, setup: EnvSetup, router: LLMRouter) -> list[Episode
     specs: list[EpisodeSpec] = []
     for task in setup.tasks:
         for coalition in all_coalitions(slots):
+            key = coalition_key(slots, coalition)
+            if setting.coalitions is not None and key not in setting.coalitions:
+                continue
             members = set(coalition)
             actors = [
                 ActorSpec(
@@ -180,7 +185,6 @@ def _specs(setting: Setting, setup: EnvSetup, router: LLMRouter) -> list[Episode
                 )
                 for slot in slots
             ]
-            key = coalition_key(slots, coalition)
             specs.append(
                 EpisodeSpec(
                     episode_id=f"truth|{key or '-'}|{task.id}",
@@ -232,6 +236,8 @@ async def _run_seeds(setting: Setting, seeds: Sequence[int], per_task: bool) -> 
     env_cls = registry.get("environments", setting.env)
     experts = [setting.env] if setting.env in registry.names("experts") else []
     _, keys = coalition_keys(setting.agent)
+    if setting.coalitions is not None:
+        keys = [k for k in keys if k in setting.coalitions]
     sums = Sums(keys, tasks={} if per_task else None)
     t0 = time.perf_counter()
     # no delays, hence no use for the prefix-cache model: it only times prefills

@@ -92,6 +92,9 @@ class Provenance(BaseModel):
     extensions: tuple[Extension, ...] = ()
     #: how a table that was not computed follows from one that was (see ``derived.py``)
     derived: str | None = None
+    #: why the table was (re)computed: ``truth make`` will not replace a stored table
+    #: without one, so a table cannot be moved to fit the code without a trace
+    reason: str | None = None
 
 
 class TruthTable(BaseModel):
