@@ -11,6 +11,7 @@ interrupted (temperature 0): no outcome lost, none counted twice.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
@@ -139,6 +140,24 @@ def check_resumed(run: Path, reference: Path, before: set[str], offset: int) -> 
     assert len(outcomes) == TOTAL and max(outcomes.values()) == 1, "an outcome counted twice"
     assert per_coalition(run) == per_coalition(reference)
     assert table(run) == table(reference)
+    check_bill(run, reference)
+
+
+def call_keys(run_dir: Path) -> set[str]:
+    """The keys of the completed calls in the run's call file (a torn last line skipped)."""
+    keys = set()
+    for line in (run_dir / "llm-cache.jsonl").read_bytes().splitlines():
+        with contextlib.suppress(orjson.JSONDecodeError):
+            keys.add(orjson.loads(line)["k"])
+    return keys
+
+
+def check_bill(run: Path, reference: Path) -> None:
+    """The bill is the log (issue 39): every call paid before the interruption stays on it."""
+    made, needed = call_keys(run), call_keys(reference)
+    assert needed <= made  # every call the uninterrupted run made was made (and paid) ...
+    bill = orjson.loads((run / "results.json").read_bytes())["cost"]["run"]
+    assert bill["sent_calls"] == len(made)  # ... and is billed once, from both processes
 
 
 @pytest.mark.slow
