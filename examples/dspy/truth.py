@@ -6,7 +6,8 @@ critic -> reflection; ``base`` of that skill), independently of every other
 call, and two wrong answers never agree. The simulated model writes DSPy's
 ``[[ ## field ## ]]`` sections (the planner's ``estimate``, the solver's and
 the critic's ``answer`` carry the value). With p = planner, s = solver,
-c = critic, following program.py's vote:
+c = critic, following program.py's vote (:func:`logic`, enumerated exactly
+by :mod:`agentbus.sim.gateway_truth`; for the record):
 
 * all three on: the solver's answer stands unless planner and critic agree
   against it, which two answers do only when both are right:
@@ -19,48 +20,37 @@ c = critic, following program.py's vote:
 
 from __future__ import annotations
 
-import itertools
-import math
+from collections import Counter
+from collections.abc import Callable
 
-from agentbus.sim.gateway_model import probability
-from agentbus.sim.profiles import BUILTIN
+from agentbus.sim import gateway_truth
 
 SLOTS = ("planner", "solver", "critic")
 ROUNDS = 2
 
 
+def logic(ask: Callable[[str], str], off: frozenset[str] = frozenset()) -> str | None:
+    """program.py: the planner's estimate, the solver's and the critic's answers, voted."""
+    answers = {m: ask(m) for m in SLOTS if m not in off}
+    value, n = Counter(answers.values()).most_common(1)[0]
+    return value if n >= 2 else answers["solver"]
+
+
 def success(p: float | None, s: float, c: float | None) -> float:
     """P(the program's answer is right); ``None`` for a module that is switched off."""
-    if p is None or c is None:
-        return s
-    return s + (1 - s) * p * c
+    off = frozenset(m for m, x in (("planner", p), ("critic", c)) if x is None)
+    probs = {"planner": p or 0.0, "solver": s, "critic": c or 0.0}
+    return gateway_truth.success(lambda ask: logic(ask, off), probs)
 
 
 def values(default: str = "weak", test: str = "strong") -> dict[tuple[str, ...], float]:
     """v(S) for every coalition S (the slots on ``test``), all three modules on."""
-    out: dict[tuple[str, ...], float] = {}
-    for k in range(len(SLOTS) + 1):
-        for coalition in itertools.combinations(SLOTS, k):
-            probs = {
-                m: probability(BUILTIN.get(test if m in coalition else default), m) for m in SLOTS
-            }
-            out[coalition] = success(probs["planner"], probs["solver"], probs["critic"])
-    return out
+    return gateway_truth.values(logic, SLOTS, default, test)
 
 
 def shapley(v: dict[tuple[str, ...], float]) -> dict[str, float]:
     """Exact Shapley values of the game ``v`` over SLOTS."""
-    n = len(SLOTS)
-    phi = dict.fromkeys(SLOTS, 0.0)
-    for coalition, value in v.items():
-        for slot in SLOTS:
-            if slot in coalition:
-                continue
-            with_slot = tuple(s for s in SLOTS if s in coalition or s == slot)
-            k = len(coalition)
-            weight = math.factorial(k) * math.factorial(n - k - 1) / math.factorial(n)
-            phi[slot] += weight * (v[with_slot] - value)
-    return phi
+    return gateway_truth.shapley(v, SLOTS)
 
 
 if __name__ == "__main__":

@@ -4,64 +4,49 @@ Each agent's answer is right with the probability its model's skill gives
 (agentbus/sim/gateway_model.py: planner -> planning, solver -> reasoning,
 critic -> reflection; ``base`` of that skill), independently of the others,
 two wrong answers never agree, and every handoff is taken (the model calls
-each offered handoff once). With p = planner, s = solver, c = critic, the
-vote (the value two agents give, else the solver's) is right
-
-* when the solver is right: no two agents can agree on a wrong value, so
-  either the vote confirms the solver or there is no majority and the
-  solver's answer stands;
-* when the solver is wrong and both the planner and the critic are right:
-  they outvote it.
-
-So v = s + (1 - s) * p * c with all three on, and v = s when the planner or
-the critic is switched off (one other voice never outvotes the solver).
+each offered handoff once). So v(S) follows from agent.py's logic alone:
+:func:`logic` below is the chain and its vote, and
+:mod:`agentbus.sim.gateway_truth` enumerates every sequence of right and
+wrong answers exactly. For the record, with p = planner, s = solver,
+c = critic it comes to ``s + (1 - s) p c`` with all three on (the solver
+stands unless two others agree against it, which only two right answers
+can), and ``s`` when the planner or the critic is switched off.
 
 ``python truth.py`` prints the table for sim:weak -> sim:strong.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
+from collections import Counter
+from collections.abc import Callable
 
-from agentbus.sim.gateway_model import probability
-from agentbus.sim.profiles import BUILTIN
+from agentbus.sim import gateway_truth
 
 SLOTS = ("planner", "solver", "critic")
 
 
+def logic(ask: Callable[[str], str], off: frozenset[str] = frozenset()) -> str | None:
+    """agent.py's chain (planner -> solver -> critic) and its ``vote``."""
+    answers = {m: ask(m) for m in SLOTS if m not in off}
+    value, n = Counter(answers.values()).most_common(1)[0]
+    return value if n >= 2 else answers["solver"]
+
+
 def success(p: float | None, s: float, c: float | None) -> float:
     """P(the voted answer is right); ``None`` for a module that is switched off."""
-    if p is None or c is None:
-        return s
-    return s + (1 - s) * p * c
+    off = frozenset(m for m, x in (("planner", p), ("critic", c)) if x is None)
+    probs = {"planner": p or 0.0, "solver": s, "critic": c or 0.0}
+    return gateway_truth.success(lambda ask: logic(ask, off), probs)
 
 
 def values(default: str = "weak", test: str = "strong") -> dict[tuple[str, ...], float]:
     """v(S) for every coalition S (the slots on ``test``), all three modules on."""
-    out: dict[tuple[str, ...], float] = {}
-    for k in range(len(SLOTS) + 1):
-        for coalition in itertools.combinations(SLOTS, k):
-            probs = {
-                m: probability(BUILTIN.get(test if m in coalition else default), m) for m in SLOTS
-            }
-            out[coalition] = success(probs["planner"], probs["solver"], probs["critic"])
-    return out
+    return gateway_truth.values(logic, SLOTS, default, test)
 
 
 def shapley(v: dict[tuple[str, ...], float]) -> dict[str, float]:
     """Exact Shapley values of the game ``v`` over SLOTS."""
-    n = len(SLOTS)
-    phi = dict.fromkeys(SLOTS, 0.0)
-    for coalition, value in v.items():
-        for slot in SLOTS:
-            if slot in coalition:
-                continue
-            with_slot = tuple(s for s in SLOTS if s in coalition or s == slot)
-            k = len(coalition)
-            weight = math.factorial(k) * math.factorial(n - k - 1) / math.factorial(n)
-            phi[slot] += weight * (v[with_slot] - value)
-    return phi
+    return gateway_truth.shapley(v, SLOTS)
 
 
 if __name__ == "__main__":

@@ -3,66 +3,52 @@
 Each call of a module is right with the probability its model's skill gives
 (agentbus/sim/gateway_model.py: planner -> planning, solver -> reasoning,
 critic -> reflection; ``base`` of that skill), independently of every other
-call, and two wrong answers never agree. Following agent.py's logic with
-ROUNDS = R, p = planner, s = solver, c = critic:
-
-* each round ends with a confirmed right answer with probability s*c (a
-  wrong answer is never confirmed: the critic's answer is right or another
-  wrong value), so the first R rounds confirm one with 1 - (1 - s*c)^R;
-* otherwise the planner's guess is returned: right with probability p;
-* without a planner, the last solver answer is returned unconfirmed: right
-  and not confirmed with s*(1 - c) in the last round;
-* without a critic, the solver's first answer is returned: s.
+call, and two wrong answers never agree. So v(S) follows from agent.py's
+logic alone: :func:`logic` below is that logic, call for call, and
+:mod:`agentbus.sim.gateway_truth` enumerates every sequence of right and
+wrong calls it can make, exactly (no closed form to get wrong). For the
+record, with ROUNDS = R, p = planner, s = solver, c = critic it comes to
+``1 - (1 - s c)^R + (1 - s c)^R p``: a round confirms an answer only when
+solver and critic are both right, else the planner's guess is returned.
 
 ``python truth.py`` prints the table for sim:weak -> sim:strong.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
+from collections.abc import Callable
 
-from agentbus.sim.gateway_model import probability
-from agentbus.sim.profiles import BUILTIN
+from agentbus.sim import gateway_truth
 
 SLOTS = ("planner", "solver", "critic")
 ROUNDS = 2
 
 
-def success(p: float | None, s: float, c: float | None, rounds: int = ROUNDS) -> float:
-    """P(the agent's answer is right); ``None`` for a module that is switched off."""
-    if c is None:
-        return s
-    unconfirmed = (1 - s * c) ** rounds
-    if p is not None:
-        return 1 - unconfirmed + unconfirmed * p
-    return 1 - unconfirmed + (1 - s * c) ** (rounds - 1) * s * (1 - c)
+def logic(ask: Callable[[str], str], rounds: int = ROUNDS) -> str | None:
+    """agent.py's ``solve`` with every module on: ``ask(module)`` is one call's answer."""
+    guess = ask("planner")
+    answer = ask("solver")
+    for attempt in range(1, rounds + 1):
+        if ask("critic") == answer:
+            return answer
+        if attempt < rounds:
+            answer = ask("solver")
+    return guess
+
+
+def success(p: float, s: float, c: float, rounds: int = ROUNDS) -> float:
+    """P(the agent's answer is right) with the three modules' P(right call)."""
+    probs = {"planner": p, "solver": s, "critic": c}
+    return gateway_truth.success(lambda ask: logic(ask, rounds), probs)
 
 
 def values(default: str = "weak", test: str = "strong") -> dict[tuple[str, ...], float]:
     """v(S) for every coalition S (the slots on ``test``), all three modules on."""
-    out: dict[tuple[str, ...], float] = {}
-    for k in range(len(SLOTS) + 1):
-        for coalition in itertools.combinations(SLOTS, k):
-            probs = {
-                m: probability(BUILTIN.get(test if m in coalition else default), m) for m in SLOTS
-            }
-            out[coalition] = success(probs["planner"], probs["solver"], probs["critic"])
-    return out
+    return gateway_truth.values(logic, SLOTS, default, test)
 
 
 def shapley(v: dict[tuple[str, ...], float]) -> dict[str, float]:
-    n = len(SLOTS)
-    phi = dict.fromkeys(SLOTS, 0.0)
-    for coalition, value in v.items():
-        for slot in SLOTS:
-            if slot in coalition:
-                continue
-            with_slot = tuple(s for s in SLOTS if s in coalition or s == slot)
-            k = len(coalition)
-            weight = math.factorial(k) * math.factorial(n - k - 1) / math.factorial(n)
-            phi[slot] += weight * (v[with_slot] - value)
-    return phi
+    return gateway_truth.shapley(v, SLOTS)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ Each call of a module is right with the probability its model's skill gives
 ``base`` of that skill), independently of every other call, and two wrong
 answers never agree. With m = manager, s = solver, following agent.py and
 the generic model's rule for a module offered a worker (**Workers**: right,
-it answers right; wrong, it repeats what its worker reported):
+it answers right; wrong, it repeats what its worker reported; :func:`logic`,
+enumerated exactly by :mod:`agentbus.sim.gateway_truth`; for the record):
 
 * both on: the manager's final answer is right when the manager is right,
   or when it is wrong and repeats a right report: ``1 - (1 - m)(1 - s)``;
@@ -17,49 +18,41 @@ it answers right; wrong, it repeats what its worker reported):
 
 from __future__ import annotations
 
-import itertools
-import math
+from collections.abc import Callable
 
-from agentbus.sim.gateway_model import probability
-from agentbus.sim.profiles import BUILTIN
+from agentbus.sim import gateway_truth
 
 SLOTS = ("manager", "solver")
 
 
+def logic(ask: Callable[[str], str], off: frozenset[str] = frozenset()) -> str | None:
+    """agent.py: the manager delegates to the solver, then answers (repeating it when wrong)."""
+    report = ask("solver") if "solver" not in off else None
+    if "manager" in off:
+        return report
+    own = ask("manager")
+    if own == gateway_truth.RIGHT or report is None:
+        return own
+    return report
+
+
 def success(m: float | None, s: float | None) -> float:
     """P(the final answer is right); ``None`` for a module that is switched off."""
-    if m is None:
-        return 0.0 if s is None else s
-    if s is None:
-        return m
-    return 1 - (1 - m) * (1 - s)
+    off = frozenset(n for n, x in (("manager", m), ("solver", s)) if x is None)
+    if len(off) == 2:
+        return 0.0
+    probs = {"manager": m or 0.0, "solver": s or 0.0}
+    return gateway_truth.success(lambda ask: logic(ask, off), probs)
 
 
 def values(default: str = "weak", test: str = "strong") -> dict[tuple[str, ...], float]:
     """v(S) for every coalition S (the slots on ``test``), both modules on."""
-    out: dict[tuple[str, ...], float] = {}
-    for k in range(len(SLOTS) + 1):
-        for coalition in itertools.combinations(SLOTS, k):
-            probs = {
-                m: probability(BUILTIN.get(test if m in coalition else default), m) for m in SLOTS
-            }
-            out[coalition] = success(probs["manager"], probs["solver"])
-    return out
+    return gateway_truth.values(logic, SLOTS, default, test)
 
 
 def shapley(v: dict[tuple[str, ...], float]) -> dict[str, float]:
     """Exact Shapley values of the game ``v`` over SLOTS."""
-    n = len(SLOTS)
-    phi = dict.fromkeys(SLOTS, 0.0)
-    for coalition, value in v.items():
-        for slot in SLOTS:
-            if slot in coalition:
-                continue
-            with_slot = tuple(s for s in SLOTS if s in coalition or s == slot)
-            k = len(coalition)
-            weight = math.factorial(k) * math.factorial(n - k - 1) / math.factorial(n)
-            phi[slot] += weight * (v[with_slot] - value)
-    return phi
+    return gateway_truth.shapley(v, SLOTS)
 
 
 if __name__ == "__main__":
