@@ -1,7 +1,7 @@
 """examples/smolagents (manager + managed solver agent) as its README runs it, against its truth.
 
-The README's in-process command on the first 32 of the example's tasks (128
-episodes: every coalition of manager/solver, ~15 s of CPU: smolagents' own
+The README's in-process command on the first 24 of the example's tasks (96
+episodes: every coalition of manager/solver, ~11 s of CPU: smolagents' own
 bookkeeping is most of it), through the real path: smolagents ->
 gateway -> router -> simulator (generic gateway model: final_answer called
 last with the answer, the managed agent called before it, the calculator
@@ -25,7 +25,7 @@ from agentbus.sim.profiles import BUILTIN
 pytest.importorskip("smolagents")
 
 SLOTS = ("manager", "solver")
-TASKS = 32
+TASKS = 24
 
 
 def _z(coalitions: dict[str, dict], exact: dict[tuple[str, ...], float]) -> dict[str, float]:
