@@ -141,6 +141,9 @@ class Breaker:
         self.total = 0
         self.first: str | None = None
         self.tripped = anyio.Event()
+        #: the failures in a row that tripped it (episodes in flight still end afterwards,
+        #: and a healthy server's success resets the running streak)
+        self.tripped_at = 0
 
     def record(self, record: EpisodeRecord) -> None:
         if self.watch is not None and self.misconfigured is None:
@@ -153,7 +156,8 @@ class Breaker:
         self.total += 1
         self.streak += 1
         self.first = self.first or record.outcome.error
-        if self.streak >= self.threshold:
+        if self.streak >= self.threshold and not self.tripped.is_set():
+            self.tripped_at = self.streak
             self.tripped.set()
 
     def reason(self) -> str | None:
@@ -163,7 +167,7 @@ class Breaker:
         if self.misconfigured is not None:
             return self.misconfigured
         return (
-            f"stopped after {self.streak} episodes in a row failed on the "
+            f"stopped after {self.tripped_at} episodes in a row failed on the "
             f"infrastructure; first error: {self.first}"
         )
 
