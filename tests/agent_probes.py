@@ -78,3 +78,31 @@ def probe_run(tmp: Path, tasks: list[str], **overrides: Any) -> tuple[Path, str]
     finally:
         sys.path.remove(str(_HERE))
     return tmp / "run", out.getvalue()
+
+
+def _sync_ask(base_url: str, api_key: str, module: str, prompt: str) -> str:
+    """One call through the official sync client (what smolagents and most sync SDKs do)."""
+    import openai
+
+    with openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0) as client:
+        reply = client.chat.completions.create(
+            model=module,
+            messages=[{"role": "user", "content": prompt + "\nEnd with 'ANSWER: <value>'."}],
+            temperature=0,
+        )
+    found = _ANSWER.findall(reply.choices[0].message.content or "")
+    return found[-1].strip() if found else ""
+
+
+async def sync_thread(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """A synchronous agent run the obvious way: its sync client in ``asyncio.to_thread``."""
+
+    def solve() -> str:
+        plan = ""
+        if "planner" not in ctx.off_slots:
+            plan = _sync_ask(ctx.base_url, ctx.api_key, "planner", f"Plan: {task['question']}")
+        return _sync_ask(
+            ctx.base_url, ctx.api_key, "solver", f"Task: {task['question']}\nA guess: {plan}"
+        )
+
+    return {"answer": await asyncio.to_thread(solve)}

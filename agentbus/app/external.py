@@ -31,6 +31,7 @@ from agentbus.gateway.runners import AgentRunner, CallableAgent, CommandAgent, H
 from agentbus.gateway.scorers import TRUST_RESULT, load_scorer
 from agentbus.gateway.server import Gateway
 from agentbus.gateway.tasks import ENV
+from agentbus.gateway.threads import roomy_default_executor
 from agentbus.llm.types import LLM
 from agentbus.record import EpisodeRecord
 
@@ -248,7 +249,8 @@ async def external_agent(
         return specs
 
     try:
-        yield actors_for
+        with roomy_default_executor(config.concurrency):  # sync agents' threads (threads.py)
+            yield actors_for
     finally:
         await runner.aclose()
         await gateway.stop()
