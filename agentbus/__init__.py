@@ -41,6 +41,15 @@ if TYPE_CHECKING:
         Task,
         TaskSource,
     )
+    from agentbus.envkit.expert import (
+        ExpertKit,
+        RoleAnswer,
+        SituationMemo,
+        answer_by_verdict,
+        judged,
+    )
+    from agentbus.envkit.prompt import GUIDE_KEYS, action_fence, env_guide, prompt_sections
+    from agentbus.envkit.tasks import TaskIndex, generated_count
     from agentbus.episode import Episode, EpisodeSpec
     from agentbus.errors import InfraError, UserError
     from agentbus.events import Event, EventHub
@@ -91,6 +100,17 @@ _EXPORTS: dict[str, str] = {
     "Score": "agentbus.environment",
     "Task": "agentbus.environment",
     "TaskSource": "agentbus.environment",
+    "ExpertKit": "agentbus.envkit.expert",
+    "RoleAnswer": "agentbus.envkit.expert",
+    "SituationMemo": "agentbus.envkit.expert",
+    "answer_by_verdict": "agentbus.envkit.expert",
+    "judged": "agentbus.envkit.expert",
+    "GUIDE_KEYS": "agentbus.envkit.prompt",
+    "action_fence": "agentbus.envkit.prompt",
+    "env_guide": "agentbus.envkit.prompt",
+    "prompt_sections": "agentbus.envkit.prompt",
+    "TaskIndex": "agentbus.envkit.tasks",
+    "generated_count": "agentbus.envkit.tasks",
     "Episode": "agentbus.episode",
     "EpisodeSpec": "agentbus.episode",
     "InfraError": "agentbus.errors",
@@ -163,6 +183,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "DEFAULT_RUN_TASKS",
+    "GUIDE_KEYS",
     "LLM",
     "OFF",
     "ROLES",
@@ -183,6 +204,7 @@ __all__ = [
     "Event",
     "EventHub",
     "Expert",
+    "ExpertKit",
     "ExpertQuery",
     "Feedback",
     "InfraError",
@@ -192,11 +214,14 @@ __all__ = [
     "Outcome",
     "Plan",
     "Reflection",
+    "RoleAnswer",
     "Runtime",
     "SamplingParams",
     "Score",
+    "SituationMemo",
     "StopEpisode",
     "Task",
+    "TaskIndex",
     "TaskSource",
     "TaskStarted",
     "Thought",
@@ -205,8 +230,14 @@ __all__ = [
     "UpstreamError",
     "UserError",
     "Verdict",
+    "action_fence",
+    "answer_by_verdict",
+    "env_guide",
+    "generated_count",
     "json_loads",
+    "judged",
     "on",
+    "prompt_sections",
     "read_bounded",
     "read_text",
     "read_tool_calls",

@@ -4,7 +4,8 @@ Shared by the experts of environments whose actions are ``verb[argument]``
 (shopping, navigation, ticket): the user message is a series of ``## ``
 sections; the history has one block per finished round (``Round k`` /
 ``Thought:`` / ``Action:`` / ``Feedback:``), which an expert replays to know
-the state the agent is in.
+the state the agent is in. The ``## `` sections are read by the environment
+kit (:func:`agentbus.prompt_sections`), like every other environment's.
 """
 
 from __future__ import annotations
@@ -12,19 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEADER = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
+from agentbus import prompt_sections as sections
+
 _ROUND = re.compile(r"^Round\s+(\d+)\s*$", re.MULTILINE)
 _FIELD = re.compile(r"^(Thought|Action|Feedback):[ \t]?", re.MULTILINE)
-
-
-def sections(user: str) -> dict[str, str]:
-    """``## title`` -> body up to the next ``## `` line (the first of a title wins)."""
-    out: dict[str, str] = {}
-    heads = list(_HEADER.finditer(user))
-    for i, m in enumerate(heads):
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(user)
-        out.setdefault(m.group(1).strip(), user[m.end() : end].strip())
-    return out
 
 
 @dataclass(frozen=True)
@@ -71,3 +63,6 @@ def last_action(text: str, verbs: tuple[str, ...]) -> str | None:
         return None
     verb, arg = found[-1]
     return f"{verb.lower()}[{arg.strip()}]"
+
+
+__all__ = ["PastRound", "last_action", "rounds", "sections"]

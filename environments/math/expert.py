@@ -14,12 +14,12 @@ from __future__ import annotations
 import functools
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agentbus import (
     ROLE_SKILLS,
-    ChatMessage,
+    ExpertKit,
     ExpertQuery,
     Task,
     Upstream,
@@ -27,31 +27,16 @@ from agentbus import (
     skill_role,
     task_spread,
 )
+from agentbus import action_fence as fence
+from agentbus import prompt_sections as sections
 from environments.math.generator import KNOWLEDGE_POINTS
 from environments.math.safeparse import CalcError, to_plain
 
 ENV = "math"
-_SECTION = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
 _ROUND = re.compile(
     r"^Round (\d+)\nThought: (.*?)\nAction: (.*?)\nFeedback: (.*?)(?=\n\nRound \d+\n|\Z)",
     re.DOTALL | re.MULTILINE,
 )
-
-
-def sections(text: str) -> dict[str, str]:
-    """``## Title`` sections of a contract-shaped prompt (body up to the next one)."""
-    return dict(_sections(text))
-
-
-@functools.lru_cache(maxsize=256)
-def _sections(text: str) -> dict[str, str]:
-    # one prompt is read three times per call (finding its task, judging, writing)
-    marks = list(_SECTION.finditer(text))
-    out: dict[str, str] = {}
-    for k, m in enumerate(marks):
-        end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
-        out.setdefault(m.group(1).strip(), text[m.end() : end].strip())
-    return out
 
 
 @dataclass(frozen=True)
@@ -286,29 +271,15 @@ def difficulty(task: Task) -> float:
     return LEVEL_DIFFICULTY.get(int(level), LEVEL_DIFFICULTY[3]) + own + offset
 
 
-def fence(action: str) -> str:
-    return f"```action\n{action}\n```"
-
-
-class MathExpert:
+class MathExpert(ExpertKit[Solution]):
     """Knows the solutions of the math tasks it was given and plays them at any skill."""
 
     env = ENV
 
     def __init__(self) -> None:
-        self._by_text: dict[str, Task] = {}
+        super().__init__()
         self._solutions: dict[str, Solution] = {}
         self._difficulty: dict[str, float] = {}
-
-    def add_tasks(self, tasks: Iterable[Task]) -> None:
-        for task in tasks:
-            if task.env == ENV:
-                self._by_text[task.instruction.strip()] = task
-
-    def find_task(self, messages: Sequence[ChatMessage]) -> Task | None:
-        user = "\n".join(m["content"] for m in messages if m["role"] != "system")
-        body = sections(user).get("Task")
-        return self._by_text.get(body.strip()) if body is not None else None
 
     def solution(self, task: Task) -> Solution:
         sol = self._solutions.get(task.id)

@@ -17,13 +17,10 @@ carry most of the value here, as CapaBench reports for online shopping.
 from __future__ import annotations
 
 import random
-from collections import OrderedDict
-from collections.abc import Iterable, Sequence
-from typing import Any
 
-from agentbus import ChatMessage, ExpertQuery, Task, Upstream, Verdict
+from agentbus import ExpertKit, ExpertQuery, RoleAnswer, Task, Upstream, Verdict, judged
 from environments.shopping.catalogue import normalise
-from environments.shopping.prompt import proposed_action, sections
+from environments.shopping.prompt import proposed_action
 from environments.shopping.session import parse
 from environments.shopping.situation import Situation, understand
 from environments.shopping.tasks import ENV, goal_of
@@ -40,7 +37,6 @@ from environments.shopping.writer import (
     wrong_thought,
 )
 
-_CACHE = 256
 #: reasoning difficulty in logits, the same for every model (see ``_difficulty``):
 #: per unit of task hardness, and the offset that makes the easiest tasks easy
 HARDNESS_STEP = 1.1
@@ -50,20 +46,6 @@ PLAN_STEP = 0.7
 PLAN_EASE = 1.0
 #: copying a bracketed label from a clear thought is easier than the average action
 ACTION_EASE = 0.8
-_HAS_DIFFICULTY = "difficulty" in getattr(Upstream, "__dataclass_fields__", {})
-
-
-def _upstream(
-    difficulty: float,
-    plan: bool | None = None,
-    thought: bool | None = None,
-    reflection: bool | None = None,
-) -> Upstream:
-    """An Upstream with a difficulty where the simulator supports one."""
-    if _HAS_DIFFICULTY:
-        extra: dict[str, Any] = {"difficulty": difficulty}
-        return Upstream(plan=plan, thought=thought, reflection=reflection, **extra)
-    return Upstream(plan=plan, thought=thought, reflection=reflection)
 
 
 def hardness(task: Task) -> int:
@@ -73,34 +55,26 @@ def hardness(task: Task) -> int:
     return max(0, len(goal.attributes) - 2) + max(0, len(goal.options) - 1) + int(rich)
 
 
-class ShoppingExpert:
+class ShoppingExpert(ExpertKit[Situation]):
     """Knows each shopping task's goal and the shortest route to a perfect purchase."""
 
     env = ENV
 
-    def __init__(self) -> None:
-        self._by_text: dict[str, Task] = {}
-        self._seen: OrderedDict[tuple[str, str], Situation] = OrderedDict()
+    def understand(self, task: Task, user: str) -> Situation:
+        return understand(task, user)
 
-    def add_tasks(self, tasks: Iterable[Task]) -> None:
-        for task in tasks:
-            if task.env == ENV:
-                self._by_text[task.instruction.strip()] = task
-
-    def find_task(self, messages: Sequence[ChatMessage]) -> Task | None:
-        user = "\n".join(m["content"] for m in messages if m["role"] != "system")
-        body = sections(user).get("Task")
-        return self._by_text.get(body.strip()) if body is not None else None
-
-    def situation(self, query: ExpertQuery) -> Situation:
-        key = (query.task.id, query.user)
-        sit = self._seen.get(key)
-        if sit is None:
-            sit = understand(query.task, query.user)
-            self._seen[key] = sit
-            if len(self._seen) > _CACHE:
-                self._seen.popitem(last=False)
-        return sit
+    answers = {
+        "planning": RoleAnswer("Plan: find the product and buy it.", plan_text, wrong_plan),
+        "reasoning": RoleAnswer(
+            "Let me look at the page again; there are several things on it.",
+            thought_text,
+            wrong_thought,
+        ),
+        "reflection": RoleAnswer(
+            "Something went wrong in the last step.", reflection_text, wrong_reflection
+        ),
+    }
+    idle = "I will look for the product the customer described."
 
     @staticmethod
     def _difficulty(query: ExpertQuery) -> float:
@@ -118,7 +92,7 @@ class ShoppingExpert:
     def assess(self, query: ExpertQuery) -> Upstream:
         difficulty = self._difficulty(query)
         if query.role not in ("reasoning", "action", "reflection"):
-            return _upstream(difficulty)
+            return judged(difficulty)
         sit = self.situation(query)
         plan_txt = sit.parts.get("Plan")
         plan = plan_good(sit, plan_txt) if plan_txt else None
@@ -131,27 +105,9 @@ class ShoppingExpert:
         if query.role == "reasoning" and sit.parts.get("Latest reflection"):
             said = proposed_action(sit.parts["Latest reflection"])
             reflection = sit.judge(said, sit.after_flagged or sit.state)
-        return _upstream(difficulty, plan=plan, thought=thought, reflection=reflection)
+        return judged(difficulty, plan=plan, thought=thought, reflection=reflection)
 
-    def respond(self, query: ExpertQuery, verdict: Verdict, rng: random.Random) -> str:
-        sit = self.situation(query)
-        if query.role == "planning":
-            if verdict.malformed:
-                return "Plan: find the product and buy it."
-            return plan_text(sit) if verdict.correct else wrong_plan(sit, rng)
-        if query.role == "reasoning":
-            if verdict.malformed:
-                return "Let me look at the page again; there are several things on it."
-            return thought_text(sit) if verdict.correct else wrong_thought(sit, rng)
-        if query.role == "action":
-            return self._action(sit, verdict, rng)
-        if query.role == "reflection":
-            if verdict.malformed:
-                return "Something went wrong in the last step."
-            return reflection_text(sit) if verdict.correct else wrong_reflection(sit, rng)
-        return "I will look for the product the customer described."
-
-    def _action(self, sit: Situation, verdict: Verdict, rng: random.Random) -> str:
+    def act(self, sit: Situation, verdict: Verdict, rng: random.Random) -> str:
         proposed = proposed_action(sit.parts.get("Current thought", ""))
         usable = proposed is not None and self._accepted(sit, proposed)
         best = sit.good()[0]

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import orjson
 
-from agentbus import ChatMessage, ExpertQuery, Task, Upstream, Verdict, task_spread
+from agentbus import ExpertKit, ExpertQuery, Task, Upstream, Verdict, task_spread
 from environments.bracket_prompt import rounds, sections
 from environments.tools.apis import CATALOGUE
 from environments.tools.calls import Call, key, parse_call
@@ -160,25 +159,13 @@ def _critique_accurate(sit: Situation, draft_title: str, judge: str) -> bool | N
     return says_good == truth
 
 
-class ToolsExpert:
+class ToolsExpert(ExpertKit[Situation]):
     """Knows each tools task's ground-truth calls and facts."""
 
     env = ENV
 
-    def __init__(self) -> None:
-        self._by_text: dict[str, Task] = {}
-
-    def add_tasks(self, tasks: Iterable[Task]) -> None:
-        for task in tasks:
-            if task.env == ENV:
-                self._by_text[task.instruction.strip()] = task
-
-    def find_task(self, messages: Sequence[ChatMessage]) -> Task | None:
-        user = "\n".join(m["content"] for m in messages if m["role"] != "system")
-        body = sections(user).get("Task")
-        return self._by_text.get(body.strip()) if body is not None else None
-
     def situation(self, query: ExpertQuery) -> Situation:
+        # cheap to build and it reads the system prompt too: not remembered
         return Situation(query.task, query.system, sections(query.user))
 
     # -- judging ---------------------------------------------------------------
