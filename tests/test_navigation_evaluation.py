@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-import io
-import math
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
-from agentbus.app.config import build_config
-from agentbus.app.evaluate import evaluate
+from tests.env_harness import full_coalition_sweep
 
 
 @pytest.mark.slow
 async def test_full_coalition_sweep(tmp_path: Path) -> None:
-    cfg = build_config(
-        {
-            "env": "navigation",
-            "tasks": 6,
-            "progress": "off",
-            "run_dir": str(tmp_path / "navigation"),
-            "sim": {"speed": 0},
-        }
-    )
-    report = await evaluate(cfg, Console(file=io.StringIO()))
-    assert report.infra_errors == 0
-    model = report.results["models"]["sim:strong"]
-    assert len(model["coalitions"]) == 16
-    assert {c["n"] for c in model["coalitions"].values()} == {6}
-    shap = model["shapley"]
-    assert set(shap) == {"planning", "reasoning", "action", "reflection"}
-    assert math.isclose(sum(v["value"] for v in shap.values()), model["delta_acc"], abs_tol=1e-9)
-    assert model["acc_test"] > model["acc_default"]
-    assert (tmp_path / "navigation" / "results.json").exists()
+    await full_coalition_sweep("navigation", tmp_path)
