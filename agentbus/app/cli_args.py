@@ -157,6 +157,12 @@ def parser() -> OneLineParser:
         choices=("sandbox", "none"),
         help="run each --agent-cmd process in a bubblewrap sandbox (default) or beside agentbus",
     )
+    a(
+        "--agent-workers",
+        action="store_true",
+        default=None,
+        help="run --agent-cmd as long-lived workers: a task JSON line in, a result line out",
+    )
     a("--agent-memory-mb", type=int, help="memory limit per sandboxed agent process (4096)")
     a("--agent-output-mb", type=float, help="MiB an agent command may print per stream (64)")
     a("--gateway-body-mb", type=float, help="largest request body the gateway reads (16)")
@@ -275,6 +281,7 @@ FLAT_KEYS = (
     "agent_processes",
     "keep_going",
     "agent_isolation",
+    "agent_workers",
     "agent_memory_mb",
     "agent_output_mb",
     "gateway_body_mb",

@@ -115,6 +115,8 @@ class RunConfig(BaseModel):
     keep_going: bool = False
     #: where a command agent runs: a bubblewrap sandbox or beside agentbus (docs/security.md)
     agent_isolation: Literal["sandbox", "none"] = "sandbox"
+    #: --agent-cmd as long-lived workers, one episode at a time each (JSON lines)
+    agent_workers: bool = False
     #: memory (data) limit of each sandboxed command agent process, MiB
     agent_memory_mb: int = Field(default=4096, ge=64)
     #: MiB a command agent may print on stdout, and again on stderr (then killed)

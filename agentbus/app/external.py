@@ -32,6 +32,7 @@ from agentbus.gateway.scorers import TRUST_RESULT, load_scorer
 from agentbus.gateway.server import Gateway
 from agentbus.gateway.tasks import ENV
 from agentbus.gateway.threads import roomy_default_executor
+from agentbus.gateway.workers import WorkerAgent
 from agentbus.llm.types import LLM
 from agentbus.record import EpisodeRecord
 
@@ -64,6 +65,8 @@ def check(config: RunConfig) -> None:
     ]
     if len(given) > 1:
         raise UserError(f"give one way to run the agent, not {' and '.join(given)}")
+    if config.agent_workers and config.agent_cmd is None:
+        raise UserError("--agent-workers runs an --agent-cmd as long-lived workers: give one")
     if not given:
         for key, flag in (("scorer", "--scorer"), ("unmapped", "--unmapped")):
             if getattr(config, key) is not None:
@@ -151,7 +154,8 @@ def make_runner(config: RunConfig, cwd: Path | None = None) -> AgentRunner:
     if config.agent_cmd is not None:
         isolation = isolation_of(config)
         isolation.check()
-        return CommandAgent(
+        kind = WorkerAgent if config.agent_workers else CommandAgent
+        return kind(
             config.agent_cmd,
             time_limit_s=limit,
             max_processes=config.agent_processes,
