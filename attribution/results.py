@@ -464,11 +464,16 @@ def _index_rows(results: Mapping[str, Any], index: str) -> list[list[str]]:
         rows.append(
             [slot] + [_cell((results["models"][m].get(index) or {}).get(slot)) for m in models]
         )
+    # v(S) is named the same here and on the console (app/summary.py): the paper's
+    # Acc of the all-default agent, its Acc with every slot on the test model, delta Acc
     rows.append(
-        ["Acc (all default)"] + [_fmt(results["models"][m].get("acc_default")) for m in models]
+        ["v(all default)"] + [_fmt(results["models"][m].get("acc_default")) for m in models]
     )
-    rows.append(["Acc"] + [_fmt(results["models"][m].get("acc_test")) for m in models])
-    rows.append(["delta Acc"] + [_fmt(results["models"][m].get("delta_acc")) for m in models])
+    rows.append(["v(all test)"] + [_fmt(results["models"][m].get("acc_test")) for m in models])
+    rows.append(
+        ["v(all test) - v(all default)"]
+        + [_fmt(results["models"][m].get("delta_acc")) for m in models]
+    )
     return rows
 
 
@@ -701,8 +706,8 @@ def to_markdown(results: Mapping[str, Any]) -> str:
         s = results["models"][m]
         line = (
             f"- `{m}`: {s.get('episodes', 0)} episodes, {s.get('failures', 0)} infrastructure "
-            f"failures (not counted), SE {s.get('se_method') or 'n/a'}, Acc of the default "
-            f"agent {acc_default[models.index(m)]}"
+            f"failures (not counted), SE {s.get('se_method') or 'n/a'}, v(all default) "
+            f"{acc_default[models.index(m)]}"
         )
         if s.get("not_estimable"):
             line += f"; {s['not_estimable']}"

@@ -79,7 +79,13 @@ def test_report_rebuilds_results_json_markdown_and_plots(tmp_path: Path) -> None
     assert strong["delta_acc"] == pytest.approx(strong["acc_test"] - strong["acc_default"])
     assert set(results["best"]["slots"]) == set(SLOTS)
     md = (tmp_path / "results.md").read_text()
-    for word in ("| planning |", "| Acc |", "| delta Acc |", "sim:strong", "sim:action"):
+    for word in (
+        "| planning |",
+        "| v(all test) |",
+        "| v(all test) - v(all default) |",
+        "sim:strong",
+        "sim:action",
+    ):
         assert word in md
     for name in ("shapley", "banzhaf", "coalitions", "radar"):
         for ext in ("png", "svg"):
@@ -121,7 +127,9 @@ def test_console_table_and_radar(tmp_path: Path) -> None:
     console = Console(record=True, width=160)
     console.print(render_console(results))
     text = console.export_text()
-    assert "Shapley values" in text and "delta Acc" in text and "sim:action" in text
+    assert (
+        "Shapley values" in text and "v(all test) - v(all default)" in text and "sim:action" in text
+    )
     paths = plot_radar({"math": {"p": 0.1, "r": 0.2}, "git": {"p": 0.3, "r": 0.0}}, tmp_path)
     assert all(p.exists() for p in paths)
 

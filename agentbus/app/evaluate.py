@@ -37,7 +37,7 @@ from agentbus.app.misconfig import MisconfigWatch, watch_for
 from agentbus.app.pareto import ParetoRun, pareto_phase
 from agentbus.app.resume_scope import check_scope
 from agentbus.app.screened import evaluate_screened
-from agentbus.app.summary import print_summary, reward_kind
+from agentbus.app.summary import adaptive_line, print_summary, reward_kind
 from agentbus.app.workqueue import Block, WorkQueue
 from agentbus.environment import EnvSetup, Task, TaskSource
 from agentbus.episode import EpisodeSpec
@@ -738,9 +738,10 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         notes=[agent_failure_line(results), note, answer_line(results["answers"])],
     )
     print_budget_stop(results, console, prep.run_dir)
-    if adaptive is not None and adaptive.stop_reason:
-        console.print(f"adaptive run stopped: {adaptive.stop_reason}")
-        console.print(stop_interval_line(results))
+    if adaptive is not None:
+        console.print(adaptive_line(adaptive.stop_reason, adaptive.reached, config.stop))
+        if adaptive.stop_reason:
+            console.print(stop_interval_line(results))
     return RunReport(
         run_dir=prep.run_dir,
         results=results,

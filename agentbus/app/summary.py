@@ -363,7 +363,24 @@ def print_summary(
         )
 
 
+def adaptive_line(reason: str, reached: bool, rule: str) -> str:
+    """How an adaptive run ended: stopped by its rule, at its cap, or run to the end.
+
+    ``--stop mvp`` used to say "adaptive run stopped" also when it had run
+    every episode without its rule being met; the line now says which.
+    """
+    if reached:
+        return f"adaptive run stopped early: {reason}"
+    if reason.startswith("issued --max-episodes"):
+        cap = reason.removeprefix("issued ")
+        return f"adaptive run stopped at its cap ({cap}) before its rule (--stop {rule}) was met"
+    return f"adaptive run ran to the end without its stop rule (--stop {rule}) being met" + (
+        f": {reason}" if reason else ""
+    )
+
+
 __all__ = [
+    "adaptive_line",
     "attribution_table",
     "coalition_code",
     "coalition_table",
