@@ -6,7 +6,7 @@ first chunk came when the stream ended. Here the simulator runs at speed 4
 SSE lines with their arrival times:
 
 * the simulator's own stream and the gateway's both spread their text
-  chunks over the decode time (first text chunk well before the last), and
+  chunks over the decode time (bursts at least 0.1 s apart in all), and
   the gateway's text and usage equal the answer the router recorded;
 * tool calls arrive as deltas the official SDKs assemble (OpenAI
   ``tool_calls``, Anthropic ``tool_use`` with ``input_json_delta``);
@@ -111,8 +111,17 @@ def _text_times(events: list[tuple[float, Any]]) -> tuple[list[float], str]:
 
 
 def _spread(times: list[float]) -> None:
+    """The text came in bursts spread over the decode time, not in one buffered body.
+
+    Measured between the first and the last text chunk, not from the request:
+    a client's first request also pays its connection set-up (1.5 s under
+    load), which says nothing about streaming. At speed 4 the simulator
+    decodes for about 0.3-0.5 s in up to 8 bursts; a buffered body arrives
+    within a millisecond.
+    """
     assert len(times) >= 4, times
-    assert times[0] < 0.5 * times[-1], times  # the first text came long before the last
+    bursts = [t for i, t in enumerate(times) if i == 0 or t - times[i - 1] > 0.01]
+    assert len(bursts) >= 3 and times[-1] - times[0] >= 0.1, times
 
 
 async def test_text_streams_over_time_from_sim_and_through_the_gateway() -> None:
