@@ -1,7 +1,9 @@
 """``python -m agentbus.export RUN_DIR --format csv|jsonl|parquet``: a run's episodes as a table.
 
 One row per counted episode (ids, test model, coalition, each slot's model,
-reward, success, steps, tokens and cost in total and per slot, failure kind);
+reward, success, steps, tokens and cost in total and per slot, failure kind
+and reason; for your own agent also its answer, the expected answer and the
+scorer's verdict);
 see :mod:`agentbus.runs.frames`. ``agentbus.load(RUN_DIR)`` gives the same rows,
 the coalition means and the attribution table as pandas DataFrames. Parquet
 and ``load`` need the ``[data]`` extra (pandas, pyarrow). The kernel never
