@@ -10,7 +10,10 @@ prints per setting:
 * accuracy: decisive steps that are calls where the simulator rolled a
   mistake (wrong or malformed), of those whose roll is known; false blame:
   the rest;
-* replays per failure (the reproduction included) and single-call probes.
+* replays per failure (the reproduction included) and single-call probes;
+
+each with ``--placebo 0`` (the first flip counts) and ``--placebo 4`` (the
+default: a flip must beat four resampled answers of the slot's own model).
 
 Settings: math (the default run: 30 tasks, four slots), git (30 tasks, four
 slots) and the plain-openai gateway example (60 tasks; a step is one gateway
@@ -45,28 +48,34 @@ SETTINGS: dict[str, list[str]] = {
         "planner,solver,critic",
     ],
 }
+#: the blame command's --placebo settings compared on each run (4 is its default)
+PLACEBOS = (0, 4)
+
 QUICK = {"math": ["--tasks", "8"], "git": ["--tasks", "8"], "plain-openai": ["--limit", "12"]}
 
 
-def run(name: str, quick: bool, root: Path) -> dict[str, object]:
+def run(name: str, quick: bool, root: Path) -> list[dict[str, object]]:
     run_dir = root / name
     argv = [sys.executable, "-m", "agentbus.run", *SETTINGS[name], *(QUICK[name] if quick else [])]
     argv += ["--run-dir", str(run_dir), "--sim-speed", "0", "--no-plots", "--progress", "off"]
     made = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
     if made.returncode != 0:
         raise SystemExit(f"{name}: the run failed:\n{made.stderr[-2000:]}")
-    started = time.perf_counter()
-    blamed = subprocess.run(
-        [sys.executable, "-m", "agentbus.blame", str(run_dir)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    if blamed.returncode != 0:
-        raise SystemExit(f"{name}: blame failed:\n{blamed.stderr[-2000:]}")
-    wall = time.perf_counter() - started
-    summary = orjson.loads((run_dir / "blame.json").read_bytes())
-    return {"summary": summary, "wall_s": wall, "table": blamed.stdout}
+    out: list[dict[str, object]] = []
+    for placebo in PLACEBOS:
+        started = time.perf_counter()
+        blamed = subprocess.run(
+            [sys.executable, "-m", "agentbus.blame", str(run_dir), "--placebo", str(placebo)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        if blamed.returncode != 0:
+            raise SystemExit(f"{name}: blame failed:\n{blamed.stderr[-2000:]}")
+        wall = time.perf_counter() - started
+        summary = orjson.loads((run_dir / "blame.json").read_bytes())
+        out.append({"summary": summary, "wall_s": wall, "table": blamed.stdout, "placebo": placebo})
+    return out
 
 
 def pct(x: object) -> str:
@@ -80,25 +89,26 @@ def main() -> int:
     ns = p.parse_args()
     names = [ns.only] if ns.only else list(SETTINGS)
     header = (
-        f"{'setting':<13} {'failed':>6} {'replay':>6} {'found':>6} {'none':>5} "
+        f"{'setting':<16} {'failed':>6} {'replay':>6} {'found':>6} {'none':>5} "
         f"{'accuracy':>12} {'false blame':>11} {'replays/f':>9} {'probes/f':>8} {'blame s':>7}"
     )
     rows = []
     with tempfile.TemporaryDirectory(prefix="blame-bench-") as tmp:
         for name in names:
-            result = run(name, ns.quick, Path(tmp))
-            s = result["summary"]
-            assert isinstance(s, dict)
-            t = s.get("truth") or {}
-            n = s["episodes"] or 1
-            rows.append(
-                f"{name:<13} {s['episodes']:>6} {s['replayable']:>6} {s['decisive']:>6} "
-                f"{len(s['none']):>5} "
-                f"{t.get('correct', 0):>3}/{t.get('judged', 0):<3} {pct(t.get('accuracy')):>5} "
-                f"{pct(t.get('false_blame')):>11} {s['replays'] / n:>9.1f} "
-                f"{s['probes'] / n:>8.1f} {result['wall_s']:>7.0f}"
-            )
-            print(f"-- {name}\n{result['table']}", flush=True)
+            for result in run(name, ns.quick, Path(tmp)):
+                s = result["summary"]
+                assert isinstance(s, dict)
+                t = s.get("truth") or {}
+                n = s["episodes"] or 1
+                label = f"{name} p{result['placebo']}"
+                rows.append(
+                    f"{label:<16} {s['episodes']:>6} {s['replayable']:>6} {s['decisive']:>6} "
+                    f"{len(s['none']):>5} "
+                    f"{t.get('correct', 0):>3}/{t.get('judged', 0):<3} "
+                    f"{pct(t.get('accuracy')):>5} {pct(t.get('false_blame')):>11} "
+                    f"{s['replays'] / n:>9.1f} {s['probes'] / n:>8.1f} {result['wall_s']:>7.0f}"
+                )
+                print(f"-- {label}\n{result['table']}", flush=True)
     print(header)
     for row in rows:
         print(row)

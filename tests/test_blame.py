@@ -49,9 +49,10 @@ def test_decisive_steps_are_the_simulators_mistakes(run_dir: Path) -> None:
         assert e["step"] in e["mistakes"]
         assert e["replays"] >= 2  # the reproduction and the flipping replay
     for e in entries:
-        # the reproduction, one per repaired step (and its confirmations, if asked for)
+        # the reproduction, one per repaired step, and each flip's placebo replays
         flips = len(e["unconfirmed"]) + (e["status"] == "decisive")
-        assert e["replays"] == 1 + len(e["tried"]) + (1 + e["confirm"]) * flips
+        assert e["replays"] >= 1 + len(e["tried"]) + flips + len(e["placebo_flips"])
+        assert len(e["placebo_flips"]) == flips  # every flip was put to the placebo test
     assert summary["truth"]["accuracy"] == 1.0
     assert "share" in text.getvalue() and (run_dir / "blame.md").exists()
     # resumed: nothing is replayed again, the summary is the same

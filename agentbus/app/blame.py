@@ -58,6 +58,8 @@ class BlameOptions:
     seed: int = 0
     #: independent repair answers each flip must be repeated by (0: none)
     confirm: int = 0
+    #: placebo replays (the slot's own model resampled) a flip must beat (0: none)
+    placebo: int = 4
 
 
 def load_config(run_dir: Path) -> RunConfig:
@@ -121,7 +123,9 @@ def repair_model(config: RunConfig, options: BlameOptions) -> str:
     return config.default if options.outcome == "success" else config.test[0]
 
 
-def done_verdicts(run_dir: Path, repair: str, confirm: int = 0) -> dict[str, dict[str, Any]]:
+def done_verdicts(
+    run_dir: Path, repair: str, confirm: int = 0, placebo: int = 4
+) -> dict[str, dict[str, Any]]:
     """Verdicts already in ``blame.jsonl`` for this repair model and confirmation setting
     (a torn last line is skipped)."""
     out: dict[str, dict[str, Any]] = {}
@@ -138,6 +142,7 @@ def done_verdicts(run_dir: Path, repair: str, confirm: int = 0) -> dict[str, dic
                 isinstance(entry, dict)
                 and entry.get("repair") == repair
                 and entry.get("confirm", 0) == confirm
+                and entry.get("placebo", 0) == placebo
             ):
                 out[str(entry.get("episode_id"))] = entry
     return out
@@ -155,6 +160,7 @@ class Blamer:
         tasks: dict[str, Task],
         sim: SimHandle | None,
         confirm: int = 0,
+        placebo: int = 4,
     ) -> None:
         self.config = config
         self.factory = factory
@@ -163,6 +169,7 @@ class Blamer:
         self.tasks = tasks
         self.sim = sim
         self.confirm = confirm
+        self.placebo = placebo
 
     def _spec(self, record: EpisodeRecord) -> Any:
         task = self.tasks.get(record.task_id)
@@ -194,12 +201,15 @@ class Blamer:
             answer = await repair.complete(call.messages, call.params)
             return answer.text, [c.model_dump(mode="json") for c in answer.tool_calls]
 
-        found: Verdict = await decisive_step(record.outcome, run, probe, confirm=self.confirm)
+        found: Verdict = await decisive_step(
+            record.outcome, run, probe, confirm=self.confirm, placebo=self.placebo
+        )
         entry: dict[str, Any] = {
             "episode_id": record.episode_id,
             "task_id": record.task_id,
             "repair": self.repair,
             "confirm": self.confirm,
+            "placebo": self.placebo,
             **found.to_json(),
         }
         # the truth is about the original calls' mistakes: it checks blamed failures only
@@ -226,7 +236,7 @@ def _replay_config(config: RunConfig, run_dir: Path) -> RunConfig:
 
 @asynccontextmanager
 async def open_blamer(
-    config: RunConfig, run_dir: Path, repair: str, *, confirm: int = 0
+    config: RunConfig, run_dir: Path, repair: str, *, confirm: int = 0, placebo: int = 4
 ) -> AsyncIterator[Blamer]:
     """Environment, simulator, router on the run's cache, and the agent's episode builder."""
     config = _replay_config(config, run_dir)
@@ -257,7 +267,7 @@ async def open_blamer(
         )
         try:
             tasks = {t.id: t for t in setup.tasks}
-            yield Blamer(config, factory, router, repair, tasks, sim, confirm)
+            yield Blamer(config, factory, router, repair, tasks, sim, confirm, placebo)
         finally:
             router.cache.close()
 

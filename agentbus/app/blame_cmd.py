@@ -74,12 +74,19 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
         help="independent repair answers that must repeat a flip before it counts (default 0: "
         "the first flip counts)",
     )
+    p.add_argument(
+        "--placebo",
+        type=int,
+        default=4,
+        help="resampled answers of the slot's own model a flip is tested against: it counts "
+        "only if fewer than half of them flip the outcome too (default 4; 0: the first flip)",
+    )
     p.add_argument("--concurrency", type=int, default=16, help="episodes replayed at once")
     ns = p.parse_args(list(argv) if argv is not None else None)
     if ns.sample is not None and ns.sample < 1:
         p.error("--sample must be at least 1")
-    if ns.confirm < 0:
-        p.error("--confirm must be 0 or more")
+    if ns.confirm < 0 or ns.placebo < 0:
+        p.error("--confirm and --placebo must be 0 or more")
     if ns.concurrency < 1:
         p.error("--concurrency must be at least 1")
     coalition = (
@@ -96,6 +103,7 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
         concurrency=ns.concurrency,
         seed=ns.seed,
         confirm=ns.confirm,
+        placebo=ns.placebo,
     )
 
 
@@ -113,7 +121,7 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
         raise UserError(f"--coalition names unknown slots: {', '.join(sorted(unknown))}")
     chosen = choose(records, config, options)
     repair = repair_model(config, options)
-    done = done_verdicts(run_dir, repair, options.confirm)
+    done = done_verdicts(run_dir, repair, options.confirm, options.placebo)
     todo = [r for r in chosen if r.episode_id not in done]
     what = "successes" if options.outcome == "success" else "failures"
     print(
@@ -123,7 +131,9 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
         file=out,
         flush=True,
     )
-    async with open_blamer(config, run_dir, repair, confirm=options.confirm) as blamer:
+    async with open_blamer(
+        config, run_dir, repair, confirm=options.confirm, placebo=options.placebo
+    ) as blamer:
         slots = list(blamer.factory.plan.agent.slots)  # a decisive call can be any slot's
         for record in todo[:CHECK_EPISODES]:
             check = await blamer.reproduce(record)
@@ -137,7 +147,13 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
     wanted = {r.episode_id for r in chosen}
     every = [e for e in done.values() if e["episode_id"] in wanted] + entries
     summary = summarise(every, slots)
-    summary.update(repair=repair, coalition=list(options.coalition), outcome=options.outcome)
+    summary.update(
+        repair=repair,
+        coalition=list(options.coalition),
+        outcome=options.outcome,
+        confirm=options.confirm,
+        placebo=options.placebo,
+    )
     command = "python -m agentbus.blame " + shlex.join(sys.argv[1:] or [str(run_dir)])
     atomic_write(run_dir / "blame.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2))
     atomic_write(run_dir / "blame.md", markdown(summary, repair, command).encode())

@@ -43,12 +43,16 @@ class Intervention:
     ``resample`` > 0 asks the repair model for another, independent answer
     (sampling temperature :data:`RESAMPLE_TEMPERATURE` with seed ``resample``):
     the confirmation that a flip comes from the repair, not from how the
-    calls after it happened to fall.
+    calls after it happened to fall. ``placebo`` answers the call with the
+    slot's own model, resampled the same way: what any fresh answer of the
+    same skill does to the outcome.
     """
 
     index: int
     slot: str
     resample: int = 0
+    #: answer with the slot's own model, resampled: a placebo, not a repair
+    placebo: bool = False
 
 
 #: temperature of a resampled repair (its seed keeps it reproducible)
@@ -215,7 +219,7 @@ class ReplayLLM:
                 )
             if self._repair is None:
                 raise UserError("a repaired call needs a repair model")
-            llm = self._repair
+            llm = self._inner if target.placebo else self._repair
             call.repaired = True
             if target.resample:
                 params = resampled(params, target.resample)

@@ -23,6 +23,11 @@ episode's outcome, with as few replays as it can:
    is drawn afresh: a repair of a call that was right all along can flip the
    outcome because the calls after it fell better (docs/blame.md measures
    how often; on git the confirmation did not remove those cases).
+5. with ``placebo`` = M > 0, a (confirmed) flip counts only when fewer than
+   half of M replays in which the slot's *own* model answers the call again
+   (resampled the same way) flip it too: when most fresh answers of the same
+   skill flip the outcome, the outcome hangs on the redraw of the calls that
+   follow, not on the quality of this one.
 
 Why earliest first: a failure usually has one root mistake followed by calls
 that only inherit it; the earliest call whose repair saves the episode is
@@ -95,6 +100,8 @@ class Verdict:
     tried: list[int] = field(default_factory=list)
     #: steps whose repair flipped the outcome but a second repair answer did not
     unconfirmed: list[int] = field(default_factory=list)
+    #: per flip put to the placebo test, how many placebo answers flipped it too
+    placebo_flips: list[int] = field(default_factory=list)
     reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -115,7 +122,12 @@ Prober = Callable[[Call], Awaitable[tuple[str, list[dict[str, Any]]]]]
 
 
 async def decisive_step(
-    recorded: Outcome, run: Replayer, probe: Prober, *, confirm: int = 0
+    recorded: Outcome,
+    run: Replayer,
+    probe: Prober,
+    *,
+    confirm: int = 0,
+    placebo: int = 4,
 ) -> Verdict:
     """The earliest call whose repair flips ``recorded`` (see the module docstring)."""
     base = await run(None)
@@ -141,8 +153,10 @@ async def decisive_step(
         if not result.replayable:
             verdict.status, verdict.reason = "not_replayable", result.diverged
             return verdict
-        if flipped(recorded, result.outcome) and confirm:
+        if flipped(recorded, result.outcome) and (confirm or placebo):
             held = await _confirmed(recorded, run, call, confirm, verdict)
+            if held and placebo and verdict.status != "not_replayable":
+                held = await _beats_placebo(recorded, run, call, placebo, verdict)
             if verdict.status == "not_replayable":
                 return verdict
             if not held:
@@ -173,6 +187,25 @@ async def _confirmed(
         if not flipped(recorded, again.outcome):
             return False
     return True
+
+
+async def _beats_placebo(
+    recorded: Outcome, run: Replayer, call: Call, placebo: int, verdict: Verdict
+) -> bool:
+    """Whether fewer than half of ``placebo`` resampled answers of the slot's own
+    model flip the outcome too (if most do, the flip is the redraw's, not the repair's)."""
+    flips = 0
+    for seed in range(1, placebo + 1):
+        again = await run(Intervention(call.index, call.slot, resample=seed, placebo=True))
+        verdict.replays += 1
+        if not again.replayable:
+            verdict.status, verdict.reason = "not_replayable", again.diverged
+            return False
+        flips += flipped(recorded, again.outcome)
+        if 2 * flips >= placebo:
+            break
+    verdict.placebo_flips.append(flips)
+    return 2 * flips < placebo
 
 
 def _describe(outcome: Outcome) -> str:
