@@ -14,7 +14,9 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
+import anyio
 import orjson
 import pytest
 from agent_probes import probe_run
@@ -138,3 +140,39 @@ def test_a_time_out_on_a_saturated_machine_says_so_with_the_remedy(
                 "load": "load 9.5 on 2 CPUs"}  # fmt: skip
     line = agent_failure_line({"agent_failures": failures}) or ""
     assert "2 of the time-outs came while the machine was saturated (load 9.5 on 2 CPUs)" in line
+
+
+class _QueuedLLM:
+    """Waits ``queue_s`` for a model slot (reported as the LLM layer does), then answers."""
+
+    def __init__(self, queue_s: float) -> None:
+        self.queue_s = queue_s
+
+    async def complete(self, messages: object, params: object = None) -> str:
+        from agentbus.llm.queueing import waiting_for_slot
+
+        with waiting_for_slot():
+            await anyio.sleep(self.queue_s)
+        await anyio.sleep(0.05)
+        return "done"
+
+
+def test_the_agents_deadline_moves_out_by_its_gateway_calls_waits() -> None:
+    # the mechanism of the first test without a run: the gateway's call reports
+    # its wait to the agent's clock (and the episode's), the limit moves out
+    from agentbus.gateway.deadline import agent_clock, agent_deadline
+    from agentbus.gateway.session import ClockedLLM
+    from agentbus.llm.queueing import FanClock, QueueClock
+
+    async def call(through_clock: bool) -> float:
+        waits, episode = QueueClock(), QueueClock()
+        llm: Any = _QueuedLLM(0.6)
+        if through_clock:
+            llm = ClockedLLM(llm, FanClock(waits, episode))
+        with agent_clock(waits), agent_deadline(0.3):
+            await llm.complete([])
+        return episode.waited_s
+
+    assert anyio.run(call, True) >= 0.6  # the episode's clock saw the wait too
+    with pytest.raises(TimeoutError):  # a wait nobody reports counts against the limit
+        anyio.run(call, False)
