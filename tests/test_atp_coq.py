@@ -3,9 +3,10 @@
 CapaBench's 111 Coq reference proofs, written as a model writes them (on one
 line, and one sentence per line), go through the action parser to one script
 each; 20 of them, spread over the file, then run the whole episode (PRAF
-modules, parser, sandboxed coqc, the trusted check) and are scored solved, but
-for coq-106, whose reference proof is refused, rightly: it uses a lemma the
-file leaves ``Admitted`` (all 111 through the episode:
+modules, parser, sandboxed coqc, the trusted check) and are scored solved,
+coq-106 among them, whose reference uses a lemma its own file leaves
+``Admitted`` (allowed: the axioms the reference proof rests on are the
+problem's given context; all 111 through the episode:
 ``benchmarks/atp_reference_proofs.py``). ``Admitted``, an added axiom and a
 redefinition are refused; an axiom that slips into the file is caught by the
 separate check; failures report the remaining goals; Lean and Isabelle are
@@ -58,9 +59,8 @@ async def _check_all(checker: Checker, problems: list[Problem]) -> list[bool]:
     return [accepted[p.id] for p in problems]
 
 
-#: the one CapaBench reference proof the trusted check refuses, rightly: it rests on a
-#: lemma (add_assoc) that the problem file states with ``Admitted``
-REFUSED = "coq-106"
+#: a problem whose reference proof rests on a lemma its own file leaves ``Admitted``
+GIVEN = "coq-106"
 
 
 def _answers(reference: str) -> tuple[str, str]:
@@ -122,10 +122,11 @@ async def test_capabench_reference_proofs_solve_their_episodes() -> None:
     failed = {
         k: o.details.get("last_message", o.error) for k, o in outcomes.items() if not o.success
     }
-    assert len(outcomes) == 20 and set(failed) == {REFUSED}, failed
-    # its proof uses add_assoc, which the file itself leaves Admitted: an axiom, refused
-    assert str(failed[REFUSED]).startswith("The proof depends on axioms:\nAxioms:\nProof.add_assoc")
-    assert all(o.steps == 1 and o.reward == 1.0 for k, o in outcomes.items() if k != REFUSED)
+    assert len(outcomes) == 20 and not failed, failed
+    assert all(o.steps == 1 and o.reward == 1.0 for o in outcomes.values())
+    # add_assoc is the problem's given context, as for the reference: named, not refused
+    given = str(outcomes[GIVEN].details.get("last_message"))
+    assert "axioms the problem's own file brings" in given and "add_assoc" in given
 
 
 @needs_coq
@@ -153,9 +154,11 @@ async def test_cheats_are_refused_and_failures_show_goals() -> None:
 async def test_an_axiom_in_the_file_is_caught_by_print_assumptions() -> None:
     base = generate(1)[0]
     source = base.source.replace(" Fact ", " Axiom everything : forall P : Prop, P.\n Fact ", 1)
-    problem = Problem(base.id, "coq", source, base.theorem, "Proof. apply everything. Qed.")
-    result = await Checker().check(problem, problem.reference)
+    # the reference proof does not need it, so the problem's own context does not hold it
+    problem = Problem(base.id, "coq", source, base.theorem, base.reference)
+    result = await Checker().check(problem, "Proof. apply everything. Qed.")
     assert not result.accepted and "axioms" in result.message
+    assert (await Checker().check(problem, problem.reference)).accepted
 
 
 @needs_shared

@@ -71,7 +71,7 @@ _VERIFY = f"""
 mkdir -p /tmp/w /tmp/o && tar -xf - -C /tmp/w && cd /tmp/w || exit 3
 coqc -q -Q sub {ROOT} Check.v </dev/null 2>&1 | head -c 65536 > /tmp/o/check
 echo "${{PIPESTATUS[0]}}" > /tmp/o/check.rc
-if [ "$(cat /tmp/o/check)" = "{CLOSED}" ]; then
+if [ "$(cat /tmp/o/check.rc)" = 0 ]; then
   coqchk -silent -o -Q sub {ROOT} -norec {ROOT}.{MODULE} </dev/null 2>&1 \\
     | head -c 262144 > /tmp/o/coqchk
   echo "${{PIPESTATUS[0]}}" > /tmp/o/coqchk.rc
@@ -98,6 +98,27 @@ class Verdict:
     #: ``assumptions`` (axioms, admitted parts or unsafe flags), ``kernel`` (coqchk), or ""
     reason: str
     detail: str
+    #: every axiom found, as ``section|name`` from Print Assumptions and ``coqchk|name``
+    found: frozenset[str] = frozenset()
+
+
+def assumptions(text: str) -> frozenset[str]:
+    """``section|name`` for each entry Print Assumptions lists (empty when closed).
+
+    An output that lists nothing readable yields ``?|<text>``, so it can never
+    match an allowed set by accident.
+    """
+    if text.strip() == CLOSED:
+        return frozenset()
+    section, found = "", set()
+    for line in text.splitlines():
+        if not line.strip() or line[:1].isspace():
+            continue  # a blank line, or a type continued from the line above
+        if line.rstrip().endswith(":") and " : " not in line:
+            section = line.strip()
+            continue
+        found.add(f"{section}|{line.split(' : ', 1)[0].strip()}")
+    return frozenset(found) or frozenset({f"?|{text.strip()}"})
 
 
 def with_reference(problem: Problem, proof: str, tag: str) -> str | None:
@@ -167,9 +188,19 @@ async def compile_file(
 
 
 async def verify(
-    vo: bytes, theorem: str, tag: str, limits: SandboxLimits, extra_ro: list[tuple[str, str]]
+    vo: bytes,
+    theorem: str,
+    tag: str,
+    limits: SandboxLimits,
+    extra_ro: list[tuple[str, str]],
+    allowed: frozenset[str] = frozenset(),
 ) -> Verdict:
-    """Step 2: the statement and assumptions check, then coqchk, in a fresh sandbox."""
+    """Step 2: the statement and assumptions check, then coqchk, in a fresh sandbox.
+
+    ``allowed``: axioms the problem's own file brings (what its reference proof
+    rests on: classical logic it imports, lemmas it states with ``Admitted``);
+    any other axiom, or any at all when it is empty, is refused.
+    """
     files = {f"sub/{MODULE}.vo": vo, "Check.v": check_file(theorem, tag).encode()}
     run = await run_bounded(_VERIFY, files, limits, max_bytes=1 << 20, extra_ro=extra_ro)
     if run.timed_out or run.overflow or run.exit_code != 0:
@@ -178,8 +209,6 @@ async def verify(
     out = run.text("check")
     if run.text("check.rc").strip() != "0":
         return Verdict(False, "statement", out.strip())
-    if out.strip() != CLOSED:
-        return Verdict(False, "assumptions", out.strip())
     kernel = run.text("coqchk")
     reference = f"{ROOT}.{MODULE}.__ab_ref_{tag}"  # the one axiom the check itself declared
     flagged = [
@@ -187,6 +216,14 @@ async def verify(
         for line in kernel.splitlines()
         if line.strip().startswith(f"{ROOT}.") and line.strip() != reference
     ]
-    if run.text("coqchk.rc").strip() != "0" or flagged or len(kernel) >= 262144:
-        return Verdict(False, "kernel", "\n".join(flagged) or kernel[-KEEP:].strip())
-    return Verdict(True, "", CLOSED)
+    listed = assumptions(out)
+    found = listed | {f"coqchk|{name}" for name in flagged}
+    if listed - allowed:
+        return Verdict(False, "assumptions", out.strip(), found)
+    if (
+        run.text("coqchk.rc").strip() != "0"
+        or {f"coqchk|{name}" for name in flagged} - allowed
+        or len(kernel) >= 262144
+    ):
+        return Verdict(False, "kernel", "\n".join(flagged) or kernel[-KEEP:].strip(), found)
+    return Verdict(True, "", CLOSED if not found else out.strip(), found)

@@ -91,6 +91,8 @@ class Checker:
         self._flight: dict[str, asyncio.Future[Result]] = {}
         self._gate: asyncio.Semaphore | None = None
         self.compiles = 0
+        #: per problem, the axioms its own file brings (what its reference proof rests on)
+        self._allowed: dict[str, asyncio.Task[frozenset[str]]] = {}
 
     async def check(self, problem: Problem, proof: str) -> Result:
         why = available(problem.prover)
@@ -156,6 +158,21 @@ class Checker:
         verdict = await self._gated(
             coq.verify(compiled.vo, problem.theorem, tag, self.limits, _extra_binds())
         )
+        if not verdict.accepted and verdict.reason in ("assumptions", "kernel"):
+            allowed = await self._file_axioms(problem)
+            if verdict.found and verdict.found <= allowed:
+                verdict = await self._gated(
+                    coq.verify(
+                        compiled.vo, problem.theorem, tag, self.limits, _extra_binds(), allowed
+                    )
+                )
+        if verdict.accepted and verdict.found:
+            names = sorted({a.split("|", 1)[1] for a in verdict.found})
+            return Result(
+                True,
+                "Coq accepted the proof (it rests only on axioms the problem's own file "
+                f"brings, as its reference proof does: {', '.join(names)}).",
+            )
         if verdict.accepted:
             return Result(True, "Coq accepted the proof (no axioms used).")
         detail = _cut(verdict.detail, tag)
@@ -168,6 +185,28 @@ class Checker:
             f"The file compiles, but it does not prove {problem.theorem!r} with its original "
             f"statement:\n{detail}",
         )
+
+    async def _file_axioms(self, problem: Problem) -> frozenset[str]:
+        """The axioms the problem's reference proof rests on (once per problem and run).
+
+        CapaBench's files import classical logic or state helper lemmas with
+        ``Admitted`` for the proof to use: those are the problem's given context,
+        not the agent's doing. A new axiom, an admitted theorem or an unsafe flag
+        of the agent's is never in this set, so it is still refused.
+        """
+        key = f"{problem.prover}\0{problem.theorem}\0{problem.source}"
+        if key not in self._allowed:
+            self._allowed[key] = asyncio.ensure_future(self._reference_axioms(problem))
+        return await asyncio.shield(self._allowed[key])
+
+    async def _reference_axioms(self, problem: Problem) -> frozenset[str]:
+        compiled, tag = await self._compile(problem, problem.reference)
+        if compiled is None or not compiled.ok or compiled.vo is None:
+            return frozenset()
+        verdict = await self._gated(
+            coq.verify(compiled.vo, problem.theorem, tag, self.limits, _extra_binds())
+        )
+        return verdict.found if verdict.reason in ("", "assumptions", "kernel") else frozenset()
 
     async def _goals(self, problem: Problem, proof: str) -> str:
         """The goals left open where the proof says ``Qed.`` (Coq prints them for ``Show.``)."""
