@@ -152,26 +152,12 @@ def parser() -> OneLineParser:
         default=None,
         help="run on when the first block shows a misconfigured agent (stops by default)",
     )
-    a(
-        "--agent-isolation",
-        choices=("sandbox", "none"),
-        help="run each --agent-cmd process in a bubblewrap sandbox (default) or beside agentbus",
-    )
-    a(
-        "--agent-workers",
-        action="store_true",
-        default=None,
-        help="run --agent-cmd as long-lived workers: a task JSON line in, a result line out",
-    )
+    a("--agent-isolation", choices=("sandbox", "none"), help="where --agent-cmd runs (sandbox)")
+    a("--agent-workers", action="store_true", default=None, help="--agent-cmd as workers")
     a("--agent-memory-mb", type=int, help="memory limit per sandboxed agent process (4096)")
     a("--agent-output-mb", type=float, help="MiB an agent command may print per stream (64)")
     a("--gateway-body-mb", type=float, help="largest request body the gateway reads (16)")
-    a(
-        "--responses-remote",
-        action="store_true",
-        default=None,
-        help="let /v1/responses use remote MCP tools, store and earlier responses",
-    )
+    a("--responses-remote", action="store_true", default=None, help="MCP/store in /v1/responses")
     a("--module", action="append", type=_kv, metavar="SLOT=MODULE", help="replace a module")
     a("--slots", type=_csv, help="vary only these slots, e.g. planning,action")
     a(
