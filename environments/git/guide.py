@@ -7,6 +7,8 @@ exact action syntax: one git command per action in an ``action`` fence.
 
 from __future__ import annotations
 
+from agentbus import env_guide
+
 SYSTEM = """\
 Domain: a git branching puzzle in the style of learnGitBranching. The repository
 is an in-memory commit graph shown as compact JSON:
@@ -63,10 +65,10 @@ a command that changed nothing). Then name the command to run next in backticks;
 
 
 def git_guide() -> dict[str, str]:
-    return {
-        "system": SYSTEM,
-        "planning": PLANNING,
-        "reasoning": REASONING,
-        "action": ACTION,
-        "reflection": REFLECTION,
-    }
+    return env_guide(
+        system=SYSTEM,
+        planning=PLANNING,
+        reasoning=REASONING,
+        action=ACTION,
+        reflection=REFLECTION,
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agentbus import env_guide
+
 _FENCE = "```"
 
 
@@ -36,10 +38,10 @@ def navigation_guide() -> dict[str, str]:
         "it must now meet, and end with one line 'Next action: propose[A, B, C]' giving the "
         "shortest route that meets every requirement."
     )
-    return {
-        "system": system,
-        "planning": planning,
-        "reasoning": reasoning,
-        "action": action,
-        "reflection": reflection,
-    }
+    return env_guide(
+        system=system,
+        planning=planning,
+        reasoning=reasoning,
+        action=action,
+        reflection=reflection,
+    )

@@ -8,7 +8,7 @@ and the exact optimum after each arrival.
 
 from __future__ import annotations
 
-from agentbus import Task, TaskSource, UserError
+from agentbus import Task, TaskSource, generated_count
 from environments.navigation.city import City
 from environments.navigation.constraints import Constraint
 from environments.navigation.generator import Instance, make_instance
@@ -56,13 +56,7 @@ def optima_of(task: Task) -> list[tuple[tuple[str, ...], int]]:
 
 
 def tasks_from(source: TaskSource) -> list[Task]:
-    if source.dataset is not None:
-        raise UserError(
-            "navigation has no dataset format; it uses its seeded generator (--tasks, --seed)"
-        )
-    if source.count < 1:
-        raise UserError(f"navigation: the task count must be at least 1 (got {source.count})")
-    count = source.count if source.limit is None else min(source.count, source.limit)
+    count = generated_count(source, ENV, "it uses its seeded generator (--tasks, --seed)")
     return [
         make_task(f"nav-{source.seed}-{i:03d}", make_instance(source.seed, i)) for i in range(count)
     ]

@@ -8,6 +8,7 @@ action module must write inside its ```action fence.
 
 from __future__ import annotations
 
+from agentbus import env_guide
 from environments.robot.rules import Rules
 
 
@@ -56,10 +57,10 @@ def build_guide(rules: Rules) -> dict[str, str]:
         "the rule it broke (the feedback says why), then state the correct next round as "
         f"'Next round: {rules.robots[0]} <ACTION>; {rules.robots[-1]} <ACTION>'."
     )
-    return {
-        "system": system,
-        "planning": planning,
-        "reasoning": reasoning,
-        "action": action,
-        "reflection": reflection,
-    }
+    return env_guide(
+        system=system,
+        planning=planning,
+        reasoning=reasoning,
+        action=action,
+        reflection=reflection,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentbus import env_guide
 from environments.shopping.session import ACTION_LIMIT
 
 _FENCE = "```"
@@ -42,10 +43,10 @@ def shopping_guide() -> dict[str, str]:
         "missed the product, a wrong result, an option not selected, a label not on the page) "
         "and end with one line 'Next action: search[...]' or 'Next action: click[...]'."
     )
-    return {
-        "system": system,
-        "planning": planning,
-        "reasoning": reasoning,
-        "action": action,
-        "reflection": reflection,
-    }
+    return env_guide(
+        system=system,
+        planning=planning,
+        reasoning=reasoning,
+        action=action,
+        reflection=reflection,
+    )

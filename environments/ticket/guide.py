@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from agentbus import env_guide
+
 _FENCE = "```"
 
 
 def ticket_guide() -> dict[str, str]:
-    return {
-        "system": (
+    return env_guide(
+        system=(
             "You book flights for two travellers who meet in one city. Actions: "
             "flights[Name] lists a traveller's flights, calendar[Name] shows when they are "
             "busy, book[FLIGHT, FLIGHT] books one flight for each traveller and ends the task. "
@@ -15,22 +17,22 @@ def ticket_guide() -> dict[str, str]:
             "two arrivals and the cost of every flight that clashes with its traveller's "
             "calendar."
         ),
-        "planning": (
+        planning=(
             "Plan which lookups are needed (each traveller's flights and calendar) and how the "
             "combinations will be compared, as numbered steps naming the actions."
         ),
-        "reasoning": (
+        reasoning=(
             "Decide the single next action: a lookup not done yet, or, when everything is "
             "known, the cheapest combination (compute fares + waiting cost + clash costs for "
             "the candidates). End with one line 'Next action: ...'."
         ),
-        "action": (
+        action=(
             f"Write exactly one action inside one {_FENCE}action fence, for example:\n"
             f"{_FENCE}action\nflights[Alice]\n{_FENCE}\nor\n{_FENCE}action\n"
             f"book[LI123, OS456]\n{_FENCE}"
         ),
-        "reflection": (
+        reflection=(
             "The last action failed or was wasted. Say why and end with one line "
             "'Next action: ...' naming the right next action."
         ),
-    }
+    )

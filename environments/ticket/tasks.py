@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentbus import Task, TaskSource, UserError
+from agentbus import Task, TaskSource, generated_count
 from environments.ticket.desk import Desk
 from environments.ticket.generator import make_pair
 from environments.ticket.world import (
@@ -45,11 +45,7 @@ def desk_of(task: Task) -> Desk:
 
 
 def tasks_from(source: TaskSource) -> list[Task]:
-    if source.dataset is not None:
-        raise UserError("ticket has no dataset format; it uses its seeded generator")
-    if source.count < 1:
-        raise UserError(f"ticket: the task count must be at least 1 (got {source.count})")
-    count = source.count if source.limit is None else min(source.count, source.limit)
+    count = generated_count(source, ENV, "it uses its seeded generator")
     out = []
     for i in range(count):
         a, b, dest = make_pair(source.seed, i)

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from agentbus import Task
+from agentbus import Task, env_guide
 
 _FENCE = "```"
 
@@ -39,8 +39,8 @@ def observation_text(task: Task) -> str:
 
 
 def tools_guide() -> dict[str, str]:
-    return {
-        "system": (
+    return env_guide(
+        system=(
             "You answer a user's query by calling functions (APIs) and reporting what they "
             "return. Each action is one call, written as one JSON object "
             '{"name": FUNCTION, "arguments": {...}}. A call can fail: an invalid argument or an '
@@ -48,21 +48,21 @@ def tools_guide() -> dict[str, str]:
             'call should be retried. When every fact is known, call {"name": "finish", '
             '"arguments": {"answer": "..."}} with an answer that states the values returned.'
         ),
-        "planning": (
+        planning=(
             "List the calls needed, in order, as numbered steps naming each function and its "
             "arguments (an id returned by one call feeds the next)."
         ),
-        "reasoning": (
+        reasoning=(
             "Decide the single next call from what the earlier calls returned, or finish when "
             "every fact is known. End with one line 'Next action: {JSON call}'."
         ),
-        "action": (
+        action=(
             f"Write exactly one call inside one {_FENCE}action fence, for example:\n"
             f'{_FENCE}action\n{{"name": "get_timezone", "arguments": {{"city": "Oslo"}}}}\n'
             f"{_FENCE}"
         ),
-        "reflection": (
+        reflection=(
             "The last call failed. Say why (a wrong function, a bad argument, or a transient "
             "error to retry) and end with one line 'Next action: {JSON call}'."
         ),
-    }
+    )
