@@ -16,10 +16,11 @@ The table's own standard error (about 0.004) is small against the
 intervals of a 5-15 task run (0.1-0.5), so it is ignored here.
 
 Runtime. A run of T tasks plays 16 T episodes at ``--sim-speed 0`` in
-process: about 4 s of CPU at 5 tasks, 8 s at 15, plus about 1.5 s to start
-the process. The full measurement (150 runs per cell, sizes 5, 10, 15, math
-and ticket) is 900 runs, about 1.6 hours of CPU: ``--jobs`` runs that many
-at once.
+process. Measured: ``--runs 8 --jobs 1 --sizes 5,10`` (32 runs) took 817 s
+wall at nice 10 on a loaded 2-core machine and 3.7 s of CPU per run. The
+full measurement (150 runs per cell, sizes 5, 10, 15, math and ticket) is
+900 runs, about an hour of CPU (more for the 15-task runs): ``--jobs`` runs
+that many at once.
 
     python benchmarks/small_run_coverage.py                      # the full measurement
     python benchmarks/small_run_coverage.py --runs 20 --jobs 2   # a reduced one
