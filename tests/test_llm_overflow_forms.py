@@ -113,7 +113,21 @@ class StandIn:
         return web.json_response(payload, status=status)
 
     async def messages(self, request: web.Request) -> web.Response:
-        self.requests["anthropic"] = self.requests.get("anthropic", 0) + 1
+        model = (await request.json())["model"]
+        self.requests[model] = self.requests.get(model, 0) + 1
+        if model == "claude-window":  # the window ended the answer (newer models say so)
+            return web.json_response(
+                {
+                    "id": "m",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [{"type": "text", "text": "3, 4, 5"}],
+                    "stop_reason": "model_context_window_exceeded",
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 199_990, "output_tokens": 10},
+                }
+            )
         return web.json_response(ANTHROPIC_400, status=400)
 
 
@@ -163,7 +177,18 @@ async def test_anthropic_context_limit_400_is_an_overflow(
     async with router() as r:
         with pytest.raises(ContextOverflow, match="exceed context limit"):
             await r.client(f"anthropic:{url.removesuffix('/v1')}#claude").complete(PROMPT)
-    assert server.requests["anthropic"] == 1
+    assert server.requests["claude"] == 1
+
+
+async def test_anthropic_context_window_stop_is_an_overflow(
+    stand_in: tuple[StandIn, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    _, url = stand_in
+    async with router() as r:
+        llm = r.client(f"anthropic:{url.removesuffix('/v1')}#claude-window")
+        with pytest.raises(ContextOverflow, match="after 10 of 512"):
+            await llm.complete(PROMPT, SamplingParams(max_tokens=512))
 
 
 async def test_an_answer_the_window_cut_short_is_an_overflow_and_cached(

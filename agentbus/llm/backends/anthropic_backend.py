@@ -39,7 +39,14 @@ from agentbus.llm.spec import ModelSpec
 from agentbus.llm.streaming import current_sink, read_anthropic_stream
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
-_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+#: Anthropic's stop reasons in OpenAI's words; the context window ending an answer is a
+#: cut like ``max_tokens`` (the router then finds it short of its limit: an overflow)
+_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+}
 
 
 def to_messages_api(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, str]]]:
