@@ -67,7 +67,7 @@ def probe_run(tmp: Path, tasks: list[str], **overrides: Any) -> tuple[Path, str]
         "run_dir": str(tmp / "run"),
         "progress": "off",
         "plots": False,
-        "agent_timeout_s": 1.0,
+        "agent_timeout_s": 10.0,  # generous: a loaded machine must not time a probe out
         "sim": {"speed": 0, "transport": "inprocess"},
     }
     settings.update(overrides)

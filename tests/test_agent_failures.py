@@ -46,7 +46,9 @@ def ended(run_dir: Path) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     # --keep-going: a first block that is one of the failing tasks would stop the run
-    return probe_run(tmp_path_factory.mktemp("agent_failures"), TASKS, keep_going=True)
+    # 3 s: the hanging task's cost, and room for the others on a loaded machine
+    tmp = tmp_path_factory.mktemp("agent_failures")
+    return probe_run(tmp, TASKS, keep_going=True, agent_timeout_s=3.0)
 
 
 def test_each_failure_is_its_own_kind_and_counts_as_the_agents_zero(
