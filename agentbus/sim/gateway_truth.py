@@ -17,12 +17,21 @@ The logic is a plain function of ``ask``: ``ask(module)`` returns
 when it is wrong; the function returns the agent's final answer. Each
 example's ``truth.py`` writes its agent's logic this way and calls
 :func:`values` for the table of v(S).
+
+Cost has a truth the same way: :func:`expected_calls` gives the expected
+number of calls of each module per episode (exact), and
+:func:`completion_tokens` the expected completion tokens of one call of a
+module on a profile (the generic model's text length: Monte Carlo over its
+own generator, standard error stated), so the expected completion tokens of
+an episode of coalition S is the sum over modules of their product.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from agentbus.sim.gateway_model import probability
@@ -39,34 +48,74 @@ class _Unscripted(Exception):
     """The logic made a call past the end of the verdict script: branch there."""
 
 
-def success(logic: Logic, p: Mapping[str, float]) -> float:
-    """P(``logic`` returns the right answer) when each call of module m is right w.p. p[m]."""
-    total = 0.0
+def _leaves(logic: Logic, p: Mapping[str, float]) -> list[tuple[float, str | None, Counter[str]]]:
+    """Every verdict sequence ``logic`` can take: (probability, final answer, calls per module)."""
+    out: list[tuple[float, str | None, Counter[str]]] = []
     stack: list[tuple[bool, ...]] = [()]
     while stack:
         script = stack.pop()
         weight = 1.0
-        calls = 0
+        calls: Counter[str] = Counter()
 
-        def ask(module: str, script: tuple[bool, ...] = script) -> str:
-            nonlocal weight, calls
-            if calls >= len(script):
+        def ask(module: str, script: tuple[bool, ...] = script, calls: Counter[str] = calls) -> str:
+            nonlocal weight
+            made = calls.total()
+            if made >= len(script):
                 raise _Unscripted
-            right = script[calls]
+            right = script[made]
             weight *= p[module] if right else 1.0 - p[module]
-            calls += 1
-            return RIGHT if right else f"wrong-{calls}"
+            calls[module] += 1
+            return RIGHT if right else f"wrong-{made + 1}"
 
         try:
             answer = logic(ask)
         except _Unscripted:
             stack.extend(((*script, True), (*script, False)))
             continue
-        if calls < len(script):
-            continue  # this verdict sequence ended earlier: counted on its own prefix
-        if answer == RIGHT:
-            total += weight
-    return total
+        if calls.total() == len(script):  # else counted on its own, shorter script
+            out.append((weight, answer, calls))
+    return out
+
+
+def success(logic: Logic, p: Mapping[str, float]) -> float:
+    """P(``logic`` returns the right answer) when each call of module m is right w.p. p[m]."""
+    return sum(w for w, answer, _ in _leaves(logic, p) if answer == RIGHT)
+
+
+def expected_calls(logic: Logic, p: Mapping[str, float]) -> dict[str, float]:
+    """The expected number of calls of each module per episode (exact, like :func:`success`)."""
+    out: dict[str, float] = {}
+    for weight, _, calls in _leaves(logic, p):
+        for module, n in calls.items():
+            out[module] = out.get(module, 0.0) + weight * n
+    return out
+
+
+def completion_tokens(
+    profile: str, module: str, answer: Callable[[random.Random], str], draws: int = 20_000
+) -> tuple[float, float]:
+    """(mean, its standard error) of a gateway answer's completion tokens.
+
+    Monte Carlo over the generic model's own text (the profile's length for
+    the module's skill, the answer line; :func:`agentbus.sim.gateway_model.answer_text`),
+    with the task's true answer drawn by ``answer``. The length does not
+    depend on the verdict beyond the answer value's own length.
+    """
+    from agentbus.environment import Task
+    from agentbus.sim.gateway_model import answer_text
+    from agentbus.sim.model import count_tokens
+
+    rng = random.Random(f"completion-tokens:{profile}:{module}")
+    hint = {"task": "t", "module": module}
+    prof = BUILTIN.get(profile)
+    counts = []
+    for _ in range(draws):
+        task = Task(id="t", env="x", instruction="", hidden={"answer": answer(rng)})
+        text, _, _ = answer_text(prof, hint, task, rng, rng)
+        counts.append(count_tokens(text))
+    mean = sum(counts) / draws
+    var = sum((c - mean) ** 2 for c in counts) / (draws - 1)
+    return mean, (var / draws) ** 0.5
 
 
 def values(
@@ -99,4 +148,4 @@ def shapley(v: Mapping[tuple[str, ...], float], slots: Sequence[str]) -> dict[st
     return phi
 
 
-__all__ = ["RIGHT", "shapley", "success", "values"]
+__all__ = ["RIGHT", "completion_tokens", "expected_calls", "shapley", "success", "values"]
