@@ -17,9 +17,8 @@ from __future__ import annotations
 import random
 import re
 import zlib
-from collections.abc import Iterable, Sequence
 
-from agentbus import ChatMessage, ExpertQuery, Task, Upstream, Verdict
+from agentbus import ExpertKit, ExpertQuery, Upstream, Verdict
 from environments.atp.problem import ENV, Problem
 
 _SECTION = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
@@ -58,23 +57,10 @@ def wrong_proof(reference: str, rng: random.Random) -> str:
     return re.sub(r"\b(Qed|Defined)\.\s*$", "Admitted.", body)  # the shortcut, refused
 
 
-class AtpExpert:
+class AtpExpert(ExpertKit[None]):
     """Plays theorem-proving problems from their reference proofs."""
 
     env = ENV
-
-    def __init__(self) -> None:
-        self._by_text: dict[str, Task] = {}
-
-    def add_tasks(self, tasks: Iterable[Task]) -> None:
-        for task in tasks:
-            if task.env == ENV:
-                self._by_text[task.instruction.strip()] = task
-
-    def find_task(self, messages: Sequence[ChatMessage]) -> Task | None:
-        user = "\n".join(m["content"] for m in messages if m["role"] != "system")
-        body = sections(user).get("Task")
-        return self._by_text.get(body.strip()) if body is not None else None
 
     def _good(self, problem: Problem, text: str) -> bool:
         found = _NEXT.findall(text)
