@@ -11,10 +11,7 @@ run through the command line for the exit status.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -67,16 +64,20 @@ def test_a_slot_switched_off_somewhere_may_go_uncalled() -> None:
     assert "'critic'" in (MisconfigWatch(["planner", "critic"], 1).judge() or "")
 
 
-def test_the_command_line_says_it_in_one_line_and_exits_2(tmp_path: Path) -> None:
+def test_the_command_line_says_it_in_one_line_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentbus.app.run import main
+
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(json.dumps({"id": t, "question": "1+1?", "answer": "2"}) + "\n"
                              for t in OK))  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentbus.run", "--agent", "agent_probes:run", "--dataset",
-         str(tasks), "--slots", "planner,critic", "--sim-speed", "0", "--no-plots",
-         "--progress", "off", "--run-dir", str(tmp_path / "run")],
-        capture_output=True, text=True, timeout=120, env=env, cwd=ROOT,
+    monkeypatch.syspath_prepend(str(ROOT / "tests"))
+    status = main(
+        ["--agent", "agent_probes:run", "--dataset", str(tasks), "--slots", "planner,critic",
+         "--sim-speed", "0", "--no-plots", "--progress", "off", "--no-preflight",
+         "--run-dir", str(tmp_path / "run")]
     )  # fmt: skip
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    assert proc.stderr.strip().count("\n") == 0 and "misconfigured" in proc.stderr
+    err = capsys.readouterr().err
+    assert status == 2, err[-2000:]
+    assert err.strip().count("\n") == 0 and "misconfigured" in err
