@@ -29,9 +29,15 @@ def _run(run_dir: Path, agent: str) -> None:
 
 
 async def flaky(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
-    """The example agent with a nonce in its task text: not deterministic."""
+    """The example agent with a nonce in its task text: not deterministic.
+
+    It always answers wrong, so every episode is a failure to blame (with the
+    nonce its outcomes would be random, and a run without a failure would
+    leave nothing to check).
+    """
     task = {**task, "question": f"{task['question']} (nonce {random.random()})"}
-    return await plain.solve(ctx.openai, task, set(ctx.off_slots))
+    await plain.solve(ctx.openai, task, set(ctx.off_slots))
+    return {"answer": "not an answer"}
 
 
 def test_gateway_failures_are_blamed_on_rolled_mistakes(
