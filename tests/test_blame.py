@@ -123,3 +123,16 @@ def test_the_viewer_lists_blamed_episodes_and_marks_the_call(run_dir: Path) -> N
     assert mark["status"] == "decisive" and mark["slot"] in groups
     calls = [c for t in shown["turns"] if t["sender"] == mark["slot"] for c in t["calls"]]
     assert len(calls) > mark["rank"]  # the call the page badges is in the transcript
+
+
+def test_bad_input_is_one_line(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentbus.app.blame_cmd import main
+
+    for argv in (["--repair", "sim:nosuch"], ["--sample", "0"], ["--coalition", "nosuch"]):
+        try:
+            status = main([str(run_dir), *argv])
+        except SystemExit as exc:  # argparse's errors exit from inside parse()
+            status = exc.code  # type: ignore[assignment]
+        assert status == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "error" in err[0], (argv, err)

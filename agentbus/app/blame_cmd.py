@@ -15,7 +15,6 @@ blamed by replay, and the command says so in one line (exit status 2).
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import sys
@@ -41,6 +40,8 @@ from agentbus.app.blame import (
     repair_model,
 )
 from agentbus.app.blame_report import markdown, summarise, table_lines
+from agentbus.app.cli_args import OneLineParser
+from agentbus.app.run import first_error
 from agentbus.errors import InfraError, UserError
 from agentbus.logs import configure
 from agentbus.pipes import pipe_safe
@@ -48,7 +49,7 @@ from agentbus.runs.store import atomic_write
 
 
 def parse(argv: Sequence[str] | None) -> BlameOptions:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python -m agentbus.blame",
         description="Find the decisive call of each failed episode of a finished run by "
         "counterfactual replay, and the share of failures each module decides.",
@@ -170,12 +171,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         options = parse(argv)
         anyio.run(blame, options)
-    except UserError as exc:
-        print(f"agentbus.blame: error: {exc}", file=sys.stderr)
-        return 2
-    except InfraError as exc:
-        print(f"agentbus.blame: infrastructure error: {exc}", file=sys.stderr)
-        return 1
+    except (UserError, InfraError, BaseExceptionGroup) as exc:
+        err = first_error(exc)  # a task group wraps what one episode's replay raised
+        if isinstance(err, UserError):
+            print(f"agentbus.blame: error: {err}", file=sys.stderr)
+            return 2
+        if isinstance(err, InfraError):
+            print(f"agentbus.blame: infrastructure error: {err}", file=sys.stderr)
+            return 1
+        raise
     except KeyboardInterrupt:
         print(f"\nagentbus.blame: interrupted; verdicts so far are in {LOG}", file=sys.stderr)
         return 130
