@@ -172,7 +172,8 @@ async def test_the_budget_is_a_cap_at_high_concurrency_with_slowed_completions(
         billed, gate = await drive(budget, seed)
         assert gate.stopped_at is not None and gate.stopped is not None
         # no episode here can cost more than its reservation: the stated bound is 0
-        assert gate.stopped_at["overshoot_bound_usd"] == 0.0, gate.stopped_at
+        # (up to rounding: a cost and its reservation are sums in different orders)
+        assert gate.stopped_at["overshoot_bound_usd"] <= 1e-12, gate.stopped_at
         assert billed <= budget + 1e-12, (budget, seed, billed)
         # and it is a cap, not a stop far short: within one strong-strong reservation
         assert billed >= budget - 2 * UNIT["sim:strong"] * 55, (budget, seed, billed)
