@@ -27,15 +27,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from agentbus.gateway.wire import (
-    _call_id,
-    _finish,
-    _sse,
-    _stop_reason,
-    _usage,
-    anthropic_error,
-    openai_error,
-)
+from agentbus.gateway.wire import _finish, _usage, openai_error
+from agentbus.gateway.wire_anthropic import _stop_reason, anthropic_error
+from agentbus.gateway.wire_common import _call_id, _sse
 from agentbus.llm.streaming import TokenSink
 from agentbus.llm.types import Completion
 
