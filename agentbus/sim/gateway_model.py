@@ -57,18 +57,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from agentbus.environment import Task
 from agentbus.llm.types import ChatMessage, SamplingParams, ToolCall
 from agentbus.sim import gateway_formats as formats
+from agentbus.sim.answer import SimAnswer, count_tokens, make_rng, prompt_tokens
 from agentbus.sim.expert import Verdict
 from agentbus.sim.profiles import Profile
-
-if TYPE_CHECKING:
-    from agentbus.sim.model import SimAnswer
 
 #: the request field the gateway fills in
 HINT = "agentbus_gateway"
@@ -239,8 +237,6 @@ def gateway_answer(
     params: SamplingParams,
 ) -> SimAnswer:
     """The whole answer to one gateway request (the simulator's ``generate`` for it)."""
-    from agentbus.sim.model import SimAnswer, count_tokens, make_rng, prompt_tokens
-
     rng = make_rng(profile.name, messages, params)
     draws = make_rng(None, messages, params) if coupled else rng
     task = tasks.get(str(hint.get("task", "")))

@@ -51,19 +51,22 @@ to make serving times and usage realistic, and free to compute.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
-
-import orjson
 
 from agentbus import registry
 from agentbus.environment import Task
-from agentbus.llm.types import ChatMessage, SamplingParams, ToolCall
+from agentbus.llm.types import ChatMessage, SamplingParams
+from agentbus.sim.answer import (
+    CHARS_PER_TOKEN,
+    SimAnswer,
+    count_tokens,
+    make_rng,
+    prompt_tokens,
+)
 from agentbus.sim.expert import (
     ROLE_SKILLS,
     ROLES,
@@ -75,9 +78,6 @@ from agentbus.sim.expert import (
 )
 from agentbus.sim.gateway_model import gateway_answer, hint_of
 from agentbus.sim.profiles import Profile, ProfileSet, RoleSkill
-
-CHARS_PER_TOKEN = 4
-MESSAGE_OVERHEAD_TOKENS = 4
 
 _ROLE_RE = re.compile(r"\b(" + "|".join((*ROLES, *ROLE_SKILLS)) + r") module\b", re.IGNORECASE)
 
@@ -119,16 +119,6 @@ _GENERIC: dict[str, tuple[str, ...]] = {
 }
 
 
-def count_tokens(text: str) -> int:
-    """Approximate token count: one token per four characters, rounded up."""
-    return -(-len(text) // CHARS_PER_TOKEN)
-
-
-def prompt_tokens(messages: Sequence[ChatMessage]) -> int:
-    """Approximate prompt tokens of a chat, with a small per-message framing cost."""
-    return sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages)
-
-
 def detect_role(messages: Sequence[ChatMessage]) -> str:
     """The module role named in the system prompt (``"<role> module"``), else ``other``."""
     for m in messages:
@@ -150,46 +140,6 @@ def probability_correct(skill: RoleSkill, upstream: Upstream) -> float:
         elif signal is False:
             z -= shift.bad
     return 1.0 / (1.0 + math.exp(-z))
-
-
-def _digest(*parts: object) -> int:
-    blob = orjson.dumps(parts, option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY)
-    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big")
-
-
-def make_rng(
-    model: str | None, messages: Sequence[ChatMessage], params: SamplingParams
-) -> random.Random:
-    """The answer's random stream: fixed at temperature 0, seeded with a seed, else fresh.
-
-    ``model=None`` gives the stream every model shares for this prompt (used
-    for coupled verdicts).
-    """
-    prompt = [[m["role"], m["content"]] for m in messages]
-    if params.temperature == 0.0:
-        return random.Random(_digest("t0", model, prompt))
-    if params.seed is not None:
-        return random.Random(_digest("seed", params.seed, model, prompt))
-    return random.Random()
-
-
-@dataclass(frozen=True)
-class SimAnswer:
-    """What the model produced for one request, with the facts behind it."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    finish_reason: str
-    role: str
-    profile: str
-    task_id: str | None = None
-    verdict: Verdict | None = None
-    p_correct: float | None = None
-    #: the stop string that cut the text, if any (Anthropic reports it)
-    stop_sequence: str | None = None
-    #: function calls parsed out of the text when the request offered tools
-    tool_calls: tuple[ToolCall, ...] = ()
 
 
 def strip_backend(model: str) -> str:
