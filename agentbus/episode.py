@@ -19,23 +19,18 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from agentbus.actor import Actor, ActorContext, on
+from agentbus.actor import Actor, ActorContext
 from agentbus.bus import Bus, Envelope, Inbox, describe
 from agentbus.calltrace import CallTrace
 from agentbus.environment import Environment, Task
+from agentbus.environment_actor import EnvironmentActor
 from agentbus.errors import ContextOverflow, InfraError
-from agentbus.llm.billing import billed_to
 from agentbus.llm.queueing import QueueClock, start_clock, stop_clock
-from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
+from agentbus.llm.types import LLM
 from agentbus.mailbox import MailboxClosed
-from agentbus.messages import (
-    ActionProposed,
-    Feedback,
-    Message,
-    StopEpisode,
-    TaskStarted,
-)
-from agentbus.outcome import ErrorKind, Outcome, SlotUsage, kind_counts
+from agentbus.messages import Message, TaskStarted
+from agentbus.metering import MeteredLLM, Usage
+from agentbus.outcome import ErrorKind, Outcome, kind_counts
 from agentbus.refusals import PromptCopies, count_refusal
 
 ENV_ACTOR = "environment"
@@ -68,136 +63,6 @@ class EpisodeSpec:
     attempt: int = 1
     #: ordinal of the scheduling block the episode belongs to (honest live estimates)
     block: int | None = None
-
-
-class Usage:
-    """LLM usage of one episode, summed over all of its actors, and per slot."""
-
-    __slots__ = ("calls", "completion_tokens", "prompt_tokens", "slots")
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.slots: dict[str, SlotUsage] = {}
-
-    def slot(self, name: str, model: str) -> SlotUsage:
-        found = self.slots.get(name)
-        if found is None:
-            found = self.slots[name] = SlotUsage(model=model)
-        return found
-
-
-class MeteredLLM:
-    """Wraps an actor's model so the episode can report its tokens and calls, per slot."""
-
-    __slots__ = ("_calls", "_inner", "_name", "_slot", "_usage")
-
-    def __init__(
-        self,
-        inner: LLM,
-        usage: Usage,
-        slot: SlotUsage | None = None,
-        *,
-        calls: CallTrace | None = None,
-        name: str = "",
-    ) -> None:
-        self._inner = inner
-        self._usage = usage
-        self._slot = slot
-        self._calls = calls  # traced episodes: each call's prompt and answer
-        self._name = name
-
-    async def complete(
-        self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
-    ) -> Completion:
-        try:
-            if self._slot is not None:  # each upstream call's line names the slot it is for
-                with billed_to(self._name, self._slot.model):
-                    result = await self._inner.complete(messages, params)
-            else:
-                result = await self._inner.complete(messages, params)
-        except ContextOverflow:
-            if self._slot is not None:
-                self._slot.context_overflows += 1
-            raise
-        u = self._usage
-        u.calls += 1
-        u.prompt_tokens += result.prompt_tokens
-        u.completion_tokens += result.completion_tokens
-        s = self._slot
-        if s is not None:
-            s.calls += 1
-            s.input_tokens += result.prompt_tokens
-            s.cached_input_tokens += result.cached_prompt_tokens
-            s.output_tokens += result.completion_tokens
-            reasons = s.finish_reasons
-            reasons[result.finish_reason] = reasons.get(result.finish_reason, 0) + 1
-            s.invalid_tool_calls += result.invalid_tool_calls
-            if not result.cached:  # went upstream: billed to this run
-                s.sent_calls += 1
-                s.sent_input_tokens += result.prompt_tokens
-                s.sent_cached_input_tokens += result.cached_prompt_tokens
-                s.sent_output_tokens += result.completion_tokens
-        if self._calls is not None:
-            self._calls.add(self._name, s.model if s is not None else "", messages, result)
-        return result
-
-
-class EnvironmentActor(Actor):
-    """Runs the environment adapter as an actor: actions in, feedback out."""
-
-    publishes = (Feedback,)
-
-    def __init__(
-        self,
-        env: Environment,
-        max_steps: int,
-        end: Callable[[str, ErrorKind | None], None],
-        refused: Callable[[str, str, str], None] | None = None,
-        copies: PromptCopies | None = None,
-    ):
-        self.env = env
-        self.max_steps = max_steps
-        self.steps = 0
-        self._end = end
-        #: told (sender, kind, reason) of each refused action (agentbus.refusals; per slot)
-        self._refused = refused
-        #: what the agent was shown, to recognise it handed back as an action
-        self.copies = copies if copies is not None else PromptCopies()
-
-    @on(ActionProposed)
-    async def act(self, msg: ActionProposed) -> None:
-        self.steps += 1
-        refuse = self._refused or (lambda sender, kind, reason: None)
-        copied = self.copies.copied(msg.text) if msg.valid else None
-        if copied is not None:
-            refuse(msg.sender, "copied", copied)
-            feedback = Feedback(text=f"Invalid action: {copied}", valid=False)
-        elif msg.valid:
-            feedback = await self.env.step(msg)
-            if not feedback.valid:  # read, and not an action this environment knows
-                refuse(msg.sender, "rejected", feedback.text)
-        else:
-            reason = msg.parse_error or "the action could not be parsed"
-            refuse(msg.sender, "unparsable", reason)
-            feedback = Feedback(text=f"Invalid action: {reason}", valid=False)
-        # numbers and lines an agent may fairly reuse come from the environment's own answers
-        self.copies.saw(msg.text, feedback.text if msg.valid and copied is None else "")
-        if feedback.round != msg.round:
-            if feedback.seq == 0:  # fresh from the environment: nobody holds it yet
-                feedback.__dict__["round"] = msg.round
-            else:
-                feedback = feedback.model_copy(update={"round": msg.round})
-        await self.publish(feedback)
-        if feedback.done:
-            self._end("done", None)
-        elif self.steps >= self.max_steps:
-            self._end(f"step limit: {self.max_steps} steps without finishing", "step_limit")
-
-    @on(StopEpisode)
-    async def ended(self, msg: StopEpisode) -> None:
-        self._end(msg.reason, None)
 
 
 class Episode:
@@ -505,4 +370,6 @@ def bus_stamp(actor: Actor, msg: Message) -> Message:
     return actor.ctx.bus.stamp(msg, actor.name)
 
 
-__all__ = ["ActorSpec", "Episode", "EpisodeSpec", "MeteredLLM", "Usage"]
+# MeteredLLM, Usage and EnvironmentActor live in their own modules now and stay
+# importable from here
+__all__ = ["ActorSpec", "EnvironmentActor", "Episode", "EpisodeSpec", "MeteredLLM", "Usage"]

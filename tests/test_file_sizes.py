@@ -27,12 +27,10 @@ LIMIT = 450
 KNOWN_OVERSIZE = frozenset(
     {
         "agentbus/app/evaluate.py",
-        "agentbus/episode.py",
         "agentbus/runs/progress.py",
         "agentbus/runs/server.py",
         "agentbus/runs/static/app.js",
         "agentbus/runs/store.py",
-        "agentbus/llm/router.py",
         "agentbus/sim/server.py",
         "attribution/pareto.py",
         "attribution/results.py",
