@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from agentbus.llm.tools import read_tool_calls, split_tool_calls
     from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams, ToolCall
     from agentbus.messages import (
+        ActionFormat,
         ActionProposed,
         Feedback,
         Message,
@@ -133,6 +134,7 @@ _EXPORTS: dict[str, str] = {
     "Completion": "agentbus.llm.types",
     "SamplingParams": "agentbus.llm.types",
     "ToolCall": "agentbus.llm.types",
+    "ActionFormat": "agentbus.messages",
     "ActionProposed": "agentbus.messages",
     "Feedback": "agentbus.messages",
     "Message": "agentbus.messages",
@@ -188,6 +190,7 @@ __all__ = [
     "OFF",
     "ROLES",
     "ROLE_SKILLS",
+    "ActionFormat",
     "ActionProposed",
     "Actor",
     "ActorContext",

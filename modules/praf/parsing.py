@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentbus.messages import ActionFormat
+from agentbus import ActionFormat
 
 #: a fence opens where a line starts with three backticks (after indentation or a
 #: quote mark); it closes at the next three backticks or runs to the end

@@ -10,8 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentbus import ActionProposed, Feedback, Observation, Plan, Reflection, TaskStarted, Thought
-from agentbus.messages import ActionFormat
+from agentbus import (
+    ActionFormat,
+    ActionProposed,
+    Feedback,
+    Observation,
+    Plan,
+    Reflection,
+    TaskStarted,
+    Thought,
+)
 
 
 @dataclass
