@@ -9,7 +9,9 @@ leaves the repository untouched; a malformed or unsupported command gets the
 answer a terminal would give, never an exception. ``undo`` (a learnGitBranching
 command, not git's) takes back the last command that changed something.
 
-The remote commands live in :mod:`environments.git.remote`.
+The remote commands live in :mod:`environments.git.remote`, the ones that copy
+commits (rebase, cherry-pick, revert) in :mod:`environments.git.history`, the
+ones that only read (status, log, describe) in :mod:`environments.git.reading`.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from typing import ClassVar
 
 import structlog
 
-from environments.git import remote
+from environments.git import history, reading, remote
 from environments.git.args import parse, split_line
-from environments.git.refs import GitError, check_new_name, is_plain_name, resolve
-from environments.git.tree import Branch, Commit, Repo, Tree, base_id, id_sort_key
+from environments.git.refs import GitError, check_new_name, resolve
+from environments.git.tree import Branch, Commit, Repo, Tree
 
 log = structlog.get_logger(__name__)
 
@@ -64,32 +66,6 @@ def normalise(line: str) -> str:
     if text.startswith("$ "):
         text = text[2:].strip()
     return text
-
-
-def creation_order(tree: Tree, ids: set[str]) -> list[str]:
-    """``ids`` parents-first, ties by id: the order the commits were made in.
-
-    learnGitBranching sorts the commits to replay by creation time, falling back
-    to ids; a copy made later (``C2'``) can carry a smaller number than its own
-    parent, so ids alone would replay a child before its parent.
-    """
-    waiting = {c: sum(p in ids for p in tree.commits[c].parents) for c in ids}
-    children: dict[str, list[str]] = {c: [] for c in ids}
-    for c in ids:
-        for p in tree.commits[c].parents:
-            if p in ids:
-                children[p].append(c)
-    ready = [c for c, n in waiting.items() if n == 0]
-    out: list[str] = []
-    while ready:
-        ready.sort(key=id_sort_key, reverse=True)
-        c = ready.pop()
-        out.append(c)
-        for child in children[c]:
-            waiting[child] -= 1
-            if waiting[child] == 0:
-                ready.append(child)
-    return out
 
 
 class GitModel:
@@ -416,68 +392,10 @@ class GitModel:
 
     def rebase(self, upstream: str, branch: str | None) -> str:
         """learnGitBranching's rebase: copy the commits only ``branch`` has onto ``upstream``."""
-        tree = self.tree
-        onto = resolve(tree, upstream)
-        if branch is not None:
-            current = resolve(tree, branch)
-        else:
-            current = tree.head_commit
-        moves_ref = branch is None or (
-            is_plain_name(branch) and branch in tree.branches and not branch.startswith("o/")
-        )
-
-        def finish(commit: str) -> None:
-            if branch is None:
-                self.move_head(commit)
-            elif moves_ref:
-                tree.branches[branch] = Branch(commit, tree.branches[branch].tracking)
-                tree.head = branch
-            else:
-                tree.head = commit
-
-        if onto in tree.ancestors(current):
-            if branch is not None:
-                finish(current)
-            return "Current branch is up to date."
-        if current in tree.ancestors(onto):
-            finish(onto)
-            return f"Fast-forwarded to {onto}."
-        stop = tree.ancestors(onto)
-        done = {base_id(c) for c in stop}
-        todo = creation_order(tree, tree.ancestors(current) - stop)
-        todo = [c for c in todo if len(tree.commits[c].parents) == 1 and base_id(c) not in done]
-        if not todo:
-            raise GitError("error: nothing to rebase: every commit is a merge or already upstream")
-        base = onto
-        made = []
-        for cid in todo:
-            base = self.new_commit([base], self.repo.copy_id(cid))
-            made.append(base)
-        finish(base)
-        return f"Successfully rebased: {', '.join(made)} on top of {onto}."
+        return history.rebase(self, upstream, branch)
 
     def _cherry_pick(self, words: list[str]) -> str:
-        usage = "git cherry-pick <commit>..."
-        args = parse("cherry-pick", words, frozenset(), usage=usage)
-        refs = args.expect(1, 99, usage)
-        tree = self.tree
-        have = tree.ancestors(tree.head_commit)
-        picks = []
-        for ref in refs:
-            commit = resolve(tree, ref)
-            if commit in have:
-                raise GitError(
-                    f"error: commit {commit} is already in the history of HEAD; nothing to pick"
-                )
-            picks.append(commit)
-        made = []
-        for commit in picks:
-            cid = self.new_commit([tree.head_commit], self.repo.copy_id(commit))
-            self.move_head(cid)
-            made.append(cid)
-        return f"[{self.where()} {made[-1]}] picked " + ", ".join(
-            f"{p} as {m}" for p, m in zip(picks, made, strict=True)
-        )
+        return history.cherry_pick(self, words)
 
     def _reset(self, words: list[str]) -> str:
         usage = "git reset [--hard|--mixed|--soft] <commit>"
@@ -488,17 +406,7 @@ class GitModel:
         return f"HEAD is now at {commit}"
 
     def _revert(self, words: list[str]) -> str:
-        usage = "git revert <commit>..."
-        args = parse("revert", words, frozenset({"--no-edit"}), usage=usage)
-        refs = args.expect(1, 99, usage)
-        tree = self.tree
-        targets = [resolve(tree, r) for r in refs]
-        made = []
-        for commit in targets:
-            cid = self.new_commit([tree.head_commit], self.repo.copy_id(commit))
-            self.move_head(cid)
-            made.append(cid)
-        return f"[{self.where()} {made[-1]}] reverted " + ", ".join(targets)
+        return history.revert(self, words)
 
     def _tag(self, words: list[str]) -> str:
         usage = "git tag <name> [<commit>] | git tag -d <name>"
@@ -520,51 +428,13 @@ class GitModel:
         tree.tags[name] = resolve(tree, rest[0] if rest else "HEAD")
         return f"Tagged {tree.tags[name]} as '{name}'"
 
+    # --- commands that only read (environments.git.reading) ------------------
+
     def _status(self, words: list[str]) -> str:
-        parse("status", words, frozenset({"-s", "--short"})).expect(0, 0, "git status")
-        tree = self.tree
-        if tree.detached:
-            return f"HEAD detached at {tree.head}\nnothing to commit, working tree clean"
-        line = f"On branch {tree.head}"
-        tracking = tree.branches[tree.head].tracking
-        if tracking:
-            line += f"\nYour branch tracks '{tracking}'."
-        return line + "\nnothing to commit, working tree clean"
+        return reading.status(self.tree, words)
 
     def _log(self, words: list[str]) -> str:
-        args = parse("log", words, frozenset({"--oneline", "--graph", "--all"}))
-        (ref,) = args.expect(0, 1, "git log [<commit>]") or ["HEAD"]
-        tree = self.tree
-        commit: str | None = resolve(tree, ref)
-        lines: list[str] = []
-        while commit is not None and len(lines) < 20:
-            parents = tree.commits[commit].parents
-            lines.append(
-                f"{commit}" + (f" (merge of {', '.join(parents)})" if len(parents) > 1 else "")
-            )
-            commit = parents[0] if parents else None
-        return "\n".join(lines)
+        return reading.log(self.tree, words)
 
     def _describe(self, words: list[str]) -> str:
-        """learnGitBranching's describe: ``<tag>_<distance>_g<commit>`` from the nearest tag."""
-        args = parse("describe", words, frozenset())
-        (ref,) = args.expect(0, 1, "git describe [<ref>]") or ["HEAD"]
-        tree = self.tree
-        start = resolve(tree, ref)
-        by_commit: dict[str, str] = {}
-        for name, commit in sorted(tree.tags.items()):
-            by_commit.setdefault(commit, name)
-        frontier, seen, distance = [start], {start}, 0
-        while frontier:
-            for commit in sorted(frontier, key=id_sort_key):
-                if commit in by_commit:
-                    tag = by_commit[commit]
-                    return tag if distance == 0 else f"{tag}_{distance}_g{start}"
-            nxt = []
-            for commit in frontier:
-                for parent in tree.commits[commit].parents:
-                    if parent not in seen:
-                        seen.add(parent)
-                        nxt.append(parent)
-            frontier, distance = nxt, distance + 1
-        raise GitError(f"fatal: No tags can describe '{start}'.")
+        return reading.describe(self.tree, words)

@@ -1,9 +1,8 @@
-"""What the remote commands need of a repository model (a structural type).
+"""What the remote and history commands need of a repository model (a structural type).
 
-:mod:`environments.git.remote` works on the model of
-:mod:`environments.git.model`, and the model dispatches to the remote
-commands. The remote side names only this protocol, so the two modules do not
-import each other.
+:mod:`environments.git.remote` and :mod:`environments.git.history` work on
+the model of :mod:`environments.git.model`, and the model dispatches to them.
+They name only this protocol, so they do not import the model back.
 """
 
 from __future__ import annotations
@@ -20,6 +19,12 @@ class Workspace(Protocol):
 
     @property
     def tree(self) -> Tree: ...
+
+    def new_commit(self, parents: list[str], commit_id: str | None = None) -> str: ...
+
+    def move_head(self, commit: str) -> None: ...
+
+    def where(self) -> str: ...
 
     def merge_into_head(self, ref: str, no_ff: bool = False) -> str: ...
 
