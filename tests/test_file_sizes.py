@@ -28,14 +28,12 @@ KNOWN_OVERSIZE = frozenset(
     {
         "agentbus/app/evaluate.py",
         "agentbus/runs/progress.py",
-        "agentbus/runs/server.py",
         "agentbus/runs/static/app.js",
         "agentbus/runs/store.py",
         "attribution/pareto.py",
         "attribution/results.py",
         "attribution/service.py",
         "environments/math/expert.py",
-        "environments/math/generator.py",
         "environments/sandbox/init.py",
         "environments/shopping/vocabulary.py",
     }
