@@ -33,7 +33,6 @@ KNOWN_OVERSIZE = frozenset(
         "attribution/pareto.py",
         "attribution/results.py",
         "attribution/service.py",
-        "environments/math/expert.py",
         "environments/sandbox/init.py",
         "environments/shopping/vocabulary.py",
     }
