@@ -27,7 +27,6 @@ LIMIT = 450
 KNOWN_OVERSIZE = frozenset(
     {
         "agentbus/app/evaluate.py",
-        "agentbus/runs/progress.py",
         "agentbus/runs/static/app.js",
         "agentbus/runs/store.py",
         "attribution/pareto.py",
