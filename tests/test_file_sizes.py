@@ -28,12 +28,10 @@ KNOWN_OVERSIZE = frozenset(
     {
         "agentbus/app/evaluate.py",
         "agentbus/runs/static/app.js",
-        "agentbus/runs/store.py",
         "attribution/pareto.py",
         "attribution/results.py",
         "attribution/service.py",
         "environments/sandbox/init.py",
-        "environments/shopping/vocabulary.py",
     }
 )
 

@@ -4,11 +4,18 @@ Each product type has a pool of attributes (a product carries three or four
 of them, so products of one type overlap and make realistic distractors), the
 option groups a buyer chooses from and a price range. Brand names and
 shopper contexts are invented.
+
+The words themselves are data, kept in ``vocabulary.toml`` next to this file
+so that adding a product type is an edit to a word list, not to code; this
+module reads it once at import and offers the same tuples as before.
 """
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from importlib import resources
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -22,468 +29,37 @@ class Kind:
     price: tuple[float, float]
 
 
-COLOURS = ("black", "white", "grey", "navy blue", "khaki", "red", "olive green", "beige")
-SIZES = ("small", "medium", "large", "x-large")
-SHOE_SIZES = ("6", "7", "8", "9", "10", "11")
+def _load() -> dict[str, Any]:
+    text = resources.files(__package__ or "environments.shopping")
+    return tomllib.loads(text.joinpath("vocabulary.toml").read_text("utf-8"))
 
-KINDS: tuple[Kind, ...] = (
-    Kind(
-        "furniture",
-        "desk",
-        (
-            "folding",
-            "fully assembled",
-            "wood finish",
-            "height adjustable",
-            "with storage drawer",
-            "space saving",
-            "metal frame",
-            "easy to clean",
-        ),
-        (("color", COLOURS), ("size", ("40 inch", "48 inch", "55 inch"))),
-        (60, 260),
-    ),
-    Kind(
-        "furniture",
-        "office chair",
-        (
-            "ergonomic",
-            "lumbar support",
-            "adjustable arms",
-            "breathable mesh",
-            "swivel",
-            "high back",
-            "easy assembly",
-            "heavy duty",
-        ),
-        (("color", COLOURS),),
-        (70, 320),
-    ),
-    Kind(
-        "furniture",
-        "bookshelf",
-        (
-            "5 tier",
-            "wood finish",
-            "industrial style",
-            "wall mounted",
-            "easy assembly",
-            "space saving",
-            "metal frame",
-            "corner",
-        ),
-        (("color", COLOURS), ("size", ("3 shelf", "4 shelf", "5 shelf"))),
-        (40, 200),
-    ),
-    Kind(
-        "beauty",
-        "shampoo",
-        (
-            "sulfate free",
-            "tea tree",
-            "natural ingredients",
-            "for dry hair",
-            "paraben free",
-            "cruelty free",
-            "color safe",
-            "anti dandruff",
-        ),
-        (("size", ("8 fl oz", "12 fl oz", "16 fl oz", "32 fl oz")),),
-        (8, 45),
-    ),
-    Kind(
-        "beauty",
-        "body scrub",
-        (
-            "tea tree",
-            "natural ingredients",
-            "exfoliating",
-            "for sensitive skin",
-            "coconut oil",
-            "vegan",
-            "cruelty free",
-            "dead sea salt",
-        ),
-        (("scent", ("lavender", "mint", "unscented", "citrus")), ("size", ("8 oz", "12 oz"))),
-        (9, 40),
-    ),
-    Kind(
-        "beauty",
-        "hair extension",
-        (
-            "clip in",
-            "natural looking",
-            "long lasting",
-            "heat resistant",
-            "human hair",
-            "synthetic",
-            "wavy",
-            "straight",
-        ),
-        (
-            ("color", ("black", "dark brown", "blonde", "auburn")),
-            ("size", ("16 inch", "20 inch", "24 inch")),
-        ),
-        (15, 90),
-    ),
-    Kind(
-        "electronics",
-        "headphones",
-        (
-            "wireless",
-            "noise cancelling",
-            "over ear",
-            "bluetooth 5.0",
-            "long battery life",
-            "foldable",
-            "with microphone",
-            "fast charging",
-        ),
-        (("color", ("black", "white", "silver", "navy blue")),),
-        (20, 250),
-    ),
-    Kind(
-        "electronics",
-        "phone case",
-        (
-            "shockproof",
-            "slim fit",
-            "wireless charging compatible",
-            "clear",
-            "kickstand",
-            "card holder",
-            "scratch resistant",
-            "military grade",
-        ),
-        (("color", COLOURS), ("size", ("iphone 13", "iphone 14", "galaxy s22", "pixel 7"))),
-        (8, 40),
-    ),
-    Kind(
-        "electronics",
-        "usb charger",
-        (
-            "fast charging",
-            "dual port",
-            "usb c",
-            "compact",
-            "foldable plug",
-            "travel friendly",
-            "overheat protection",
-            "65w",
-        ),
-        (("color", ("black", "white")), ("size", ("1 pack", "2 pack", "3 pack"))),
-        (10, 55),
-    ),
-    Kind(
-        "clothing",
-        "t-shirt",
-        (
-            "cotton",
-            "short sleeve",
-            "crew neck",
-            "machine wash",
-            "slim fit",
-            "moisture wicking",
-            "relaxed fit",
-            "v neck",
-        ),
-        (("color", COLOURS), ("size", SIZES)),
-        (9, 40),
-    ),
-    Kind(
-        "clothing",
-        "rain jacket",
-        (
-            "waterproof",
-            "hooded",
-            "lightweight",
-            "packable",
-            "windproof",
-            "breathable",
-            "zip pockets",
-            "machine wash",
-        ),
-        (("color", COLOURS), ("size", SIZES)),
-        (30, 160),
-    ),
-    Kind(
-        "clothing",
-        "running shoes",
-        (
-            "lightweight",
-            "breathable",
-            "non slip",
-            "arch support",
-            "memory foam",
-            "wide fit",
-            "cushioned",
-            "slip on",
-        ),
-        (("color", COLOURS), ("size", SHOE_SIZES)),
-        (35, 180),
-    ),
-    Kind(
-        "kitchen",
-        "coffee maker",
-        (
-            "programmable",
-            "12 cup",
-            "auto shut off",
-            "single serve",
-            "stainless steel",
-            "with grinder",
-            "keep warm",
-            "dishwasher safe",
-        ),
-        (("color", ("black", "silver", "red", "white")),),
-        (25, 220),
-    ),
-    Kind(
-        "kitchen",
-        "knife set",
-        (
-            "stainless steel",
-            "with block",
-            "dishwasher safe",
-            "high carbon",
-            "ergonomic handle",
-            "with sharpener",
-            "rust resistant",
-            "15 piece",
-        ),
-        (("color", ("black", "silver", "wood")),),
-        (20, 180),
-    ),
-    Kind(
-        "kitchen",
-        "water bottle",
-        (
-            "bpa free",
-            "insulated",
-            "leak proof",
-            "stainless steel",
-            "wide mouth",
-            "dishwasher safe",
-            "with straw",
-            "keeps drinks cold",
-        ),
-        (("color", COLOURS), ("size", ("18 oz", "24 oz", "32 oz", "40 oz"))),
-        (10, 50),
-    ),
-    Kind(
-        "home",
-        "table lamp",
-        (
-            "dimmable",
-            "usb port",
-            "touch control",
-            "led",
-            "modern style",
-            "linen shade",
-            "energy efficient",
-            "bedside",
-        ),
-        (("color", ("black", "white", "gold", "grey")),),
-        (18, 120),
-    ),
-    Kind(
-        "home",
-        "throw blanket",
-        (
-            "soft",
-            "fleece",
-            "machine wash",
-            "lightweight",
-            "sherpa",
-            "knitted",
-            "oversized",
-            "hypoallergenic",
-        ),
-        (("color", COLOURS), ("size", ("50x60 inch", "60x80 inch"))),
-        (15, 70),
-    ),
-    Kind(
-        "home",
-        "shower curtain",
-        (
-            "waterproof",
-            "mildew resistant",
-            "machine wash",
-            "with hooks",
-            "extra long",
-            "fabric",
-            "quick drying",
-            "weighted hem",
-        ),
-        (("color", COLOURS), ("size", ("72x72 inch", "72x84 inch"))),
-        (12, 45),
-    ),
-    Kind(
-        "pets",
-        "dog bed",
-        (
-            "orthopedic",
-            "washable cover",
-            "non slip bottom",
-            "waterproof",
-            "memory foam",
-            "calming",
-            "raised edges",
-            "chew resistant",
-        ),
-        (("color", ("grey", "brown", "navy blue", "beige")), ("size", SIZES)),
-        (25, 140),
-    ),
-    Kind(
-        "pets",
-        "cat tree",
-        (
-            "multi level",
-            "sisal scratching posts",
-            "with condo",
-            "stable base",
-            "easy assembly",
-            "with hammock",
-            "plush covered",
-            "compact",
-        ),
-        (("color", ("grey", "beige", "black")),),
-        (30, 190),
-    ),
-    Kind(
-        "pets",
-        "dog leash",
-        (
-            "reflective",
-            "heavy duty",
-            "padded handle",
-            "retractable",
-            "hands free",
-            "nylon",
-            "for large dogs",
-            "with poop bag holder",
-        ),
-        (("color", ("black", "red", "navy blue", "orange")), ("size", ("4 ft", "6 ft"))),
-        (8, 35),
-    ),
-    Kind(
-        "outdoor",
-        "camping tent",
-        (
-            "waterproof",
-            "2 person",
-            "4 person",
-            "easy setup",
-            "lightweight",
-            "with rainfly",
-            "ventilated",
-            "backpacking",
-        ),
-        (("color", ("green", "orange", "grey", "blue")),),
-        (45, 300),
-    ),
-    Kind(
-        "outdoor",
-        "hiking backpack",
-        (
-            "waterproof",
-            "40l",
-            "lightweight",
-            "with rain cover",
-            "padded straps",
-            "hydration compatible",
-            "anti theft",
-            "multiple pockets",
-        ),
-        (("color", ("black", "grey", "olive green", "red")),),
-        (25, 150),
-    ),
-    Kind(
-        "outdoor",
-        "folding chair",
-        (
-            "portable",
-            "with cup holder",
-            "heavy duty",
-            "lightweight",
-            "padded",
-            "with carry bag",
-            "adjustable back",
-            "for camping",
-        ),
-        (("color", ("black", "blue", "green", "red")),),
-        (20, 110),
-    ),
-)
 
-BRANDS = (
-    "Arlo & Finch",
-    "Brightvale",
-    "Cedarline",
-    "Dovecote",
-    "Emberly",
-    "Fernhill",
-    "Glenmark",
-    "Harbor Oak",
-    "Ivory Lane",
-    "Juniper Co",
-    "Kestrel",
-    "Larkspur",
-    "Moorfield",
-    "Northwind",
-    "Oakhaven",
-    "Pinecrest",
-    "Quillon",
-    "Riverstone",
-    "Saltmarsh",
-    "Thistledown",
-    "Umberto",
-    "Vantage Home",
-    "Willowby",
-    "Yarrow",
-    "Zephyra",
-)
+_DATA = _load()
+
+COLOURS: tuple[str, ...] = tuple(_DATA["colours"])
+SIZES: tuple[str, ...] = tuple(_DATA["sizes"])
+SHOE_SIZES: tuple[str, ...] = tuple(_DATA["shoe_sizes"])
+#: the option lists a kind may name instead of spelling its values out
+_SHARED = {"colours": COLOURS, "sizes": SIZES, "shoe_sizes": SHOE_SIZES}
+
+
+def _kind(entry: dict[str, Any]) -> Kind:
+    options = tuple(
+        (name, _SHARED[values] if isinstance(values, str) else tuple(values))
+        for name, values in entry["options"].items()
+    )
+    low, high = entry["price"]
+    attributes = tuple(entry["attributes"])
+    return Kind(entry["department"], entry["noun"], attributes, options, (low, high))
+
+
+KINDS: tuple[Kind, ...] = tuple(_kind(entry) for entry in _DATA["kinds"])
+
+BRANDS: tuple[str, ...] = tuple(_DATA["brands"])
 
 #: the context a rich instruction opens with, per department
 CONTEXTS: dict[str, tuple[str, ...]] = {
-    "furniture": (
-        "I'm setting up a home office in a small flat.",
-        "We just moved and the spare room is still empty.",
-        "My back has been bothering me after long days at the computer.",
-    ),
-    "beauty": (
-        "Given my upcoming spa weekend, I want to treat myself.",
-        "My skin and hair get really dry in winter.",
-        "I'm trying to switch to gentler products.",
-    ),
-    "electronics": (
-        "I commute by train for an hour each way.",
-        "My old one just broke before a long trip.",
-        "I'm getting a present for my brother who loves gadgets.",
-    ),
-    "clothing": (
-        "I've started training for my first half marathon.",
-        "Autumn is coming and I need to refresh my wardrobe.",
-        "I'm packing for a hiking holiday in Scotland.",
-    ),
-    "kitchen": (
-        "I'm finally equipping my first proper kitchen.",
-        "Mornings are hectic and I need things to be quick.",
-        "I want a housewarming gift for a friend who loves cooking.",
-    ),
-    "home": (
-        "I'm redecorating the guest room before my parents visit.",
-        "Our living room feels a bit cold and bare.",
-        "The bathroom needs a refresh on a small budget.",
-    ),
-    "pets": (
-        "We just adopted a senior rescue dog.",
-        "My cat is getting bored in our small apartment.",
-        "My dog pulls hard on walks after dark.",
-    ),
-    "outdoor": (
-        "I'm planning a weekend camping trip with friends.",
-        "We go to outdoor concerts every summer.",
-        "I'm getting into day hikes in the mountains.",
-    ),
+    department: tuple(lines) for department, lines in _DATA["contexts"].items()
 }
+
+__all__ = ["BRANDS", "COLOURS", "CONTEXTS", "KINDS", "SHOE_SIZES", "SIZES", "Kind"]
