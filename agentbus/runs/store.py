@@ -24,16 +24,10 @@ subscriber) goes to a worker thread.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
-import fcntl
-import os
-import platform
 import sys
-import tempfile
 from array import array
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
@@ -53,160 +47,25 @@ from agentbus.events import (
 )
 from agentbus.logs import scrubber
 from agentbus.record import EpisodeRecord, payload_counts
-from agentbus.runs.plausible import impossible_outcome
+from agentbus.runs.manifest import MANIFEST, _dumps_pretty, open_manifest
+from agentbus.runs.run_files import (
+    _OPTS,
+    EVENTS,
+    LOCK,
+    TEXT_SUFFIXES,
+    _jsonable,
+    _parse,
+    atomic_write,
+    check_log,
+    load_log,
+    lock_run_dir,
+    safe_join,
+)
 
 log = structlog.get_logger(__name__)
 
-MANIFEST = "manifest.json"
-EVENTS = "events.jsonl"
-LOCK = ".lock"
-MANIFEST_FORMAT = 1
-
 #: event types whose line is handed to the OS before the writer goes on
 FLUSH_TYPES = frozenset({EPISODE_ENDED, RUN_STARTED, RUN_FINISHED})
-
-#: distributions whose versions go into the manifest (missing ones are skipped)
-VERSIONED = (
-    "agentbus",
-    "anyio",
-    "aiohttp",
-    "openai",
-    "anthropic",
-    "pydantic",
-    "numpy",
-    "scipy",
-    "sympy",
-    "orjson",
-    "vllm",
-    "ray",
-)
-
-_MISSING = object()
-
-
-def lookup(data: Mapping[str, Any], dotted: str) -> Any:
-    """The value at a dotted path (``"models.test"``), or a sentinel when absent."""
-    node: Any = data
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return _MISSING
-        node = node[part]
-    return node
-
-
-def _show(value: Any) -> str:
-    if value is _MISSING:
-        return "<unset>"
-    if isinstance(value, str):
-        return value
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
-
-def manifest_differences(
-    old: Mapping[str, Any], new: Mapping[str, Any], keys: Sequence[str]
-) -> list[str]:
-    """``"key: old -> new"`` for each dotted key whose value differs."""
-    diffs = []
-    for key in keys:
-        a, b = lookup(old, key), lookup(new, key)
-        if a is _MISSING and b is _MISSING:
-            continue
-        if a is _MISSING or b is _MISSING or a != b:
-            diffs.append(f"{key}={_show(a)} (this run asks {key}={_show(b)})")
-    return diffs
-
-
-#: config keys whose values are credentials: exact names, or names ending so
-#: (``max_tokens`` and ``decode_s_per_token`` are settings, not secrets)
-SECRET_KEYS = frozenset({"token", "api_key", "apikey", "secret", "password"})
-SECRET_SUFFIXES = ("_api_key", "_secret", "_password", "auth_token", "access_token")
-
-
-def is_secret_key(key: object) -> bool:
-    name = str(key).lower()
-    return name in SECRET_KEYS or name.endswith(SECRET_SUFFIXES)
-
-
-def redact(data: Any) -> Any:
-    """A copy with credential values (tokens, API keys) set to None.
-
-    The manifest is a file anyone with the run directory can read, and the
-    live server shows it: credentials have no place in it. Only keys that name
-    a credential are cleared, so every other setting round-trips on resume.
-    """
-    if isinstance(data, Mapping):
-        return {
-            k: None if is_secret_key(k) and data[k] is not None else redact(data[k]) for k in data
-        }
-    if isinstance(data, list):
-        return [redact(x) for x in data]
-    return data
-
-
-def redact_argv(argv: Sequence[str]) -> list[str]:
-    """The command line with the values of credential flags (``--token X``) hidden.
-
-    The manifest keeps the command line for the record; a secret given as a
-    flag must not travel with it.
-    """
-    out: list[str] = []
-    hide_next = False
-    for arg in argv:
-        if hide_next:
-            out.append("***")
-            hide_next = False
-            continue
-        flag, eq, _ = arg.partition("=")
-        secret = flag.startswith("--") and is_secret_key(flag[2:].replace("-", "_"))
-        if secret and eq:
-            out.append(f"{flag}=***")
-        else:
-            out.append(arg)
-            hide_next = secret
-    return out
-
-
-def package_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in VERSIONED:
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            versions[name] = metadata.version(name)
-    return versions
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _current_umask()
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename.
-
-    A reader (or a crash) sees the old file or the new one, never half of it.
-    The file gets the usual permissions (0666 less the umask), not the
-    temporary file's private 0600, so results can be shared like any file.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 class RunStore:
@@ -258,7 +117,7 @@ class RunStore:
             raise UserError(f"run dir {run_dir} exists and is not a directory")
         try:
             run_dir.mkdir(parents=True, exist_ok=True)
-            lock_fh = _lock(run_dir)
+            lock_fh = lock_run_dir(run_dir)
         except OSError as exc:
             raise UserError(f"cannot use run dir {run_dir}: {exc.strerror or exc}") from None
         try:
@@ -279,36 +138,8 @@ class RunStore:
         lock_fh: IO[bytes],
     ) -> RunStore:
         try:
-            stored = _load_manifest(run_dir)
-            if stored is None:
-                stored = {
-                    "format": MANIFEST_FORMAT,
-                    "schema": SCHEMA_VERSION,
-                    "started_at": _now(),
-                    "argv": redact_argv(sys.argv),
-                    "versions": package_versions(),
-                    "result_keys": list(result_keys),
-                    "resumes": [],
-                    "config": redact(manifest),
-                }
-                store = cls(run_dir, stored)
-                resumed = False
-            else:
-                _check_version(run_dir, stored)
-                diffs = manifest_differences(
-                    stored.get("config", {}), redact(manifest), result_keys
-                )
-                if diffs:
-                    raise UserError(
-                        f"run dir {run_dir} was made with "
-                        + "; ".join(diffs)
-                        + "; use another --run-dir"
-                    )
-                stored.setdefault("resumes", []).append(
-                    {"at": _now(), "versions": package_versions(), "argv": redact_argv(sys.argv)}
-                )
-                store = cls(run_dir, stored)
-                resumed = True
+            stored, resumed = open_manifest(run_dir, manifest, result_keys)
+            store = cls(run_dir, stored)
             store._lock_fh = lock_fh
             store.resumed = resumed
             store._load_events()
@@ -329,55 +160,13 @@ class RunStore:
         return store
 
     def _load_events(self) -> None:
-        """Index the existing log (streaming it, not loading it whole); cut off a torn last line.
+        """Index the existing log (streaming it, not loading it whole); cut off a torn last line."""
 
-        Only the last line may be bad, and only if it looks like a write that
-        was cut short (:func:`torn_write`); anything else is refused with the
-        file left exactly as it is (:func:`check_log` applies the same rule
-        for ``agentbus.report``).
-        """
-        path = self.events_path
-        if not path.exists():
-            return
-        good_end = 0
-        size = 0
-        bad: tuple[int, bytes] | None = None
-        started: set[str] = set()
-        with open(path, "rb") as fh:
-            for index, raw in enumerate(fh):
-                if bad is not None:
-                    raise _corrupt(path, bad[0])
-                size += len(raw)
-                event = _parse(raw) if raw.endswith(b"\n") else None
-                if event is None:
-                    if index == 0 and raw.startswith(_GZIP):
-                        raise _not_a_log(path, "gzip-compressed data")
-                    bad = (index, raw)
-                    continue
-                problem = impossible_outcome(event, started)
-                if problem is not None:
-                    raise UserError(
-                        f"{path} line {index + 1}: {problem}; the log was edited or damaged "
-                        "and is not resumed (repair or move it)"
-                    )
-                self._index(index, event, raw)
-                self._pos.append(size)
-                good_end = size
-        if bad is None:
-            return
-        if not torn_write(bad[1]):
-            raise _not_a_log(path, f"line {bad[0] + 1} holds binary data, not a torn JSON line")
-        self.repaired = size - good_end
-        log.warning(
-            "store.repaired_tail",
-            file=str(path),
-            dropped_bytes=self.repaired,
-            kept_events=self.offset,
-        )
-        with open(path, "r+b") as fh:
-            fh.truncate(good_end)
-            fh.flush()
-            os.fsync(fh.fileno())
+        def line(index: int, event: Mapping[str, Any], raw: bytes, end: int) -> None:
+            self._index(index, event, raw)
+            self._pos.append(end)
+
+        self.repaired = load_log(self.events_path, line)
 
     def _index(self, index: int, event: Mapping[str, Any], raw: bytes) -> None:
         ring = self._ring
@@ -639,147 +428,14 @@ class RunStore:
         self.close()
 
 
-def safe_join(root: Path, name: str) -> Path:
-    """``root / name`` if it stays inside ``root``; a :class:`UserError` otherwise."""
-    if not name or "\x00" in name:
-        raise UserError(f"bad file name {name!r}")
-    rel = Path(name)
-    if rel.is_absolute() or ".." in rel.parts:
-        raise UserError(f"file name {name!r} leaves the run directory")
-    base = root.resolve()
-    path = (base / rel).resolve()
-    if path != base and base not in path.parents:
-        raise UserError(f"file name {name!r} leaves the run directory")
-    return path
-
-
-#: results files that are text (scrubbed of secrets like the log); plots are images
-TEXT_SUFFIXES = frozenset({".json", ".jsonl", ".md", ".txt", ".csv", ".svg", ".html"})
-
-_OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-
-
-def _jsonable(obj: Any) -> Any:
-    """Fallback for values orjson does not know: the log writer must never die on one."""
-    if isinstance(obj, set | frozenset | tuple):
-        return list(obj)
-    if hasattr(obj, "model_dump"):
-        return obj.model_dump(mode="json")
-    return str(obj)
-
-
-_GZIP = b"\x1f\x8b"
-
-
-def torn_write(raw: bytes) -> bool:
-    """Whether a bad last line of the log is what a write cut short leaves behind.
-
-    A crash leaves the start of a JSON line (``{"v":1,"seq":3,"ty``), perhaps
-    followed by zeros (blocks the file system allocated but never filled), or
-    only zeros. Binary data (a gzip stream, another program's output) is not a
-    torn write: cutting it off would delete a file's worth of someone's data.
-    """
-    body = raw.rstrip(b"\n").rstrip(b"\x00")
-    if not body:
-        return True
-    if not body.startswith(b"{") or b"\x00" in body or b"\n" in body:
-        return False
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start >= len(body) - 3 and exc.reason == "unexpected end of data"
-    return True
-
-
-def _corrupt(path: Path, index: int) -> UserError:
-    return UserError(
-        f"{path} line {index + 1} is corrupt and is followed by more lines; this is not a "
-        "torn last write: the log is left as it is; repair or move the file"
-    )
-
-
-def _not_a_log(path: Path, what: str) -> UserError:
-    return UserError(
-        f"{path} is not an intact agentbus event log ({what}); it is left as it is: "
-        "restore the original or use another --run-dir"
-    )
-
-
-def check_log(path: Path) -> bool:
-    """Apply the log rule without changing the file: True if the last line is torn.
-
-    The same rule as resuming (:meth:`RunStore._load_events`): every line but
-    the last must parse; a bad last line must look like a torn write. Anything
-    else is a :class:`UserError`, so ``agentbus.report`` refuses a log that
-    resume would refuse instead of skipping its bad lines.
-    """
-    bad: tuple[int, bytes] | None = None
-    with open(path, "rb") as fh:
-        for index, raw in enumerate(fh):
-            if bad is not None:
-                raise _corrupt(path, bad[0])
-            if raw.endswith(b"\n") and _parse(raw) is not None:
-                continue
-            if index == 0 and raw.startswith(_GZIP):
-                raise _not_a_log(path, "gzip-compressed data")
-            bad = (index, raw)
-    if bad is not None and not torn_write(bad[1]):
-        raise _not_a_log(path, f"line {bad[0] + 1} holds binary data, not a torn JSON line")
-    return bad is not None
-
-
-def _parse(raw: bytes) -> dict[str, Any] | None:
-    try:
-        event = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    return event if isinstance(event, dict) and "type" in event else None
-
-
-def _dumps_pretty(data: Any) -> bytes:
-    return orjson.dumps(data, default=_jsonable, option=_OPTS | orjson.OPT_INDENT_2) + b"\n"
-
-
-def _load_manifest(run_dir: Path) -> dict[str, Any] | None:
-    path = run_dir / MANIFEST
-    if not path.exists():
-        others = [p.name for p in run_dir.iterdir() if p.name != LOCK]
-        if others:
-            raise UserError(
-                f"run dir {run_dir} is not empty and holds no {MANIFEST}; "
-                "use a new or empty --run-dir"
-            )
-        return None
-    try:
-        data = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise UserError(f"{path} is not valid JSON ({exc}); use another --run-dir") from None
-    if not isinstance(data, dict) or "config" not in data:
-        raise UserError(f"{path} is not an agentbus run manifest; use another --run-dir")
-    return data
-
-
-def _check_version(run_dir: Path, stored: Mapping[str, Any]) -> None:
-    """Refuse a run directory written by a newer agentbus (its files may mean other things)."""
-    for key, ours in (("format", MANIFEST_FORMAT), ("schema", SCHEMA_VERSION)):
-        theirs = stored.get(key, ours)
-        if not isinstance(theirs, int) or theirs > ours:
-            version = stored.get("versions", {}).get("agentbus", "unknown")
-            raise UserError(
-                f"run dir {run_dir} was written by a newer agentbus ({version}; manifest "
-                f"{key} {theirs}, this one reads up to {ours}); upgrade or use another --run-dir"
-            )
-
-
-def _lock(run_dir: Path) -> IO[bytes]:
-    """Hold an exclusive lock on the run dir: two writers would interleave lines."""
-    fh = open(run_dir / LOCK, "a+b")
-    try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.close()
-        raise UserError(
-            f"run dir {run_dir} is in use by another running process; "
-            "wait for it or use another --run-dir"
-        ) from None
-    return fh
+#: the names other modules import from here (some now live in manifest.py and run_files.py)
+__all__ = [
+    "EVENTS",
+    "LOCK",
+    "MANIFEST",
+    "TEXT_SUFFIXES",
+    "RunStore",
+    "atomic_write",
+    "check_log",
+    "safe_join",
+]
