@@ -29,7 +29,6 @@ PACKAGES = ("agentbus", "attribution", "modules", "environments")
 KNOWN: list[frozenset[str]] = [
     frozenset({"agentbus.app.evaluate", "agentbus.app.executor", "agentbus.app.screened"}),
     frozenset({"agentbus.gateway.responses", "agentbus.gateway.server"}),
-    frozenset({"agentbus.sim.truth.derived", "agentbus.sim.truth.table"}),
 ]
 
 

@@ -14,13 +14,15 @@ expectation over the generator's tasks they are equal. Hence
 
 with the standard errors and covariance of the stored table carried over.
 No extra computation is needed, and a stored table for such a pair (made
-with ``python -m agentbus.truth make``) would take precedence.
+with ``python -m agentbus.truth make``) would take precedence. This module holds
+the game's side (which coalition stands for which, and the note saying so);
+:func:`agentbus.sim.truth.table.derived_table` builds the table from it, so
+this module needs nothing of the table's.
 """
 
 from __future__ import annotations
 
 from agentbus.coalitions import all_coalitions, coalition_key
-from agentbus.sim.truth.table import TruthTable
 
 WEAK, STRONG = "sim:weak", "sim:strong"
 PREFIX = "sim:strong-"
@@ -34,31 +36,22 @@ def single_role(test: str, slots: tuple[str, ...]) -> str | None:
     return role if role in slots else None
 
 
-def derive(base: TruthTable, test: str) -> TruthTable | None:
-    """The (``sim:weak``, ``test``) table from the (``sim:weak``, ``sim:strong``) one, or None."""
-    if base.default != WEAK or base.test != STRONG:
-        return None
-    role = single_role(test, base.slots)
-    if role is None:
-        return None
-    keys = list(base.values)
-    index = {k: i for i, k in enumerate(keys)}
-    # each coalition of the derived game is the base coalition S ∩ {role}
+def sources(slots: tuple[str, ...], role: str) -> dict[str, str]:
+    """Each coalition's key -> the key of the base coalition it equals, ``S ∩ {role}``."""
     source: dict[str, str] = {}
-    for members in all_coalitions(base.slots):
-        key = coalition_key(base.slots, members)
-        source[key] = coalition_key(base.slots, [s for s in members if s == role])
-    values = {k: base.values[source[k]] for k in keys}
-    covariance = [[base.covariance[index[source[a]]][index[source[b]]] for b in keys] for a in keys]
-    note = (
+    for members in all_coalitions(slots):
+        key = coalition_key(slots, members)
+        source[key] = coalition_key(slots, [s for s in members if s == role])
+    return source
+
+
+def note(test: str, role: str) -> str:
+    """The provenance line of a derived table: what it came from and why that holds."""
+    return (
         f"derived from the {WEAK} vs {STRONG} table: {test} is {WEAK} except in the {role} "
         f"role, so v(S) = v(S ∩ {{{role}}}) of that table (equal in expectation; no run of "
         f"{test} was made)"
     )
-    provenance = base.provenance.model_copy(update={"derived": note})
-    return base.model_copy(
-        update={"test": test, "values": values, "covariance": covariance, "provenance": provenance}
-    )
 
 
-__all__ = ["derive", "single_role"]
+__all__ = ["PREFIX", "STRONG", "WEAK", "note", "single_role", "sources"]

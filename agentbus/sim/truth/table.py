@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus.coalitions import all_coalitions, coalition_key
 from agentbus.errors import UserError
+from agentbus.sim.truth import derived
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 #: what "se" means in every stored table (also written into each file)
@@ -199,11 +200,9 @@ def load(
     """
     path = table_path(env, default, test, directory)
     if not path.exists() and derive:
-        from agentbus.sim.truth import derived
-
         base_path = table_path(env, derived.WEAK, derived.STRONG, directory)
         if default == derived.WEAK and base_path.exists():
-            table = derived.derive(read(base_path), test)
+            table = derived_table(read(base_path), test)
             if table is not None:
                 return table
     if not path.exists():
@@ -215,6 +214,29 @@ def load(
             f"--default {default} --test {test}"
         )
     return read(path)
+
+
+def derived_table(base: TruthTable, test: str) -> TruthTable | None:
+    """The (``sim:weak``, ``test``) table from the (``sim:weak``, ``sim:strong``) one, or None.
+
+    Only for a single-role profile ``test`` (:mod:`agentbus.sim.truth.derived`):
+    each value, and each covariance entry, is the base table's for the
+    coalition ``S ∩ {role}``.
+    """
+    if base.default != derived.WEAK or base.test != derived.STRONG:
+        return None
+    role = derived.single_role(test, base.slots)
+    if role is None:
+        return None
+    keys = list(base.values)
+    index = {k: i for i, k in enumerate(keys)}
+    source = derived.sources(base.slots, role)
+    values = {k: base.values[source[k]] for k in keys}
+    covariance = [[base.covariance[index[source[a]]][index[source[b]]] for b in keys] for a in keys]
+    provenance = base.provenance.model_copy(update={"derived": derived.note(test, role)})
+    return base.model_copy(
+        update={"test": test, "values": values, "covariance": covariance, "provenance": provenance}
+    )
 
 
 def write(table: TruthTable, directory: Path | None = None) -> Path:
@@ -233,6 +255,7 @@ __all__ = [
     "Provenance",
     "TruthTable",
     "available",
+    "derived_table",
     "file_name",
     "load",
     "read",
