@@ -18,19 +18,16 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import aiohttp
 import orjson
 from aiohttp import web
 
 from agentbus.gateway.messages import GatewayAnswer, GatewayRequest
-from agentbus.gateway.session import Refused
+from agentbus.gateway.session import Refused, Session
 from agentbus.gateway.wire import openai_error
 from agentbus.logs import scrub_bytes
-
-if TYPE_CHECKING:
-    from agentbus.gateway.server import Gateway
 
 #: tool fields that make the upstream connect to a server the agent names
 REMOTE_TOOL_KEYS = ("server_url", "connector_id", "server_label")
@@ -88,7 +85,31 @@ async def scrubbed_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         yield scrub_bytes(pending)
 
 
-async def handle(gateway: Gateway, request: web.Request) -> web.StreamResponse:
+class GatewayHost(Protocol):
+    """What :func:`handle` needs of the gateway (a structural type).
+
+    The gateway (:mod:`agentbus.gateway.server`) routes ``/v1/responses`` here;
+    naming only this protocol keeps this module from importing the server back.
+    """
+
+    responses_remote: bool
+
+    def _session(self, request: web.Request) -> Session | None: ...
+
+    def _unauthorized(self, api: str) -> web.Response: ...
+
+    def _error(self, api: str, status: int, message: str, kind: str) -> web.Response: ...
+
+    def _http(self) -> aiohttp.ClientSession: ...
+
+    async def _publish(self, session: Session, msg: GatewayRequest | GatewayAnswer) -> None: ...
+
+    async def _answer_error(
+        self, session: Session, module: str, slot: str | None, model: str, number: int, error: str
+    ) -> None: ...
+
+
+async def handle(gateway: GatewayHost, request: web.Request) -> web.StreamResponse:
     """The Responses API, passed through to an OpenAI-style upstream that has it.
 
     The call still goes to the module's slot model of this coalition, but
@@ -225,4 +246,4 @@ def responses_upstream(llm: Any) -> tuple[str, str | None, str] | None:
     return str(base).rstrip("/"), key, spec.model
 
 
-__all__ = ["handle", "outgoing", "refusal", "responses_upstream", "scrubbed_lines"]
+__all__ = ["GatewayHost", "handle", "outgoing", "refusal", "responses_upstream", "scrubbed_lines"]
