@@ -23,8 +23,8 @@ import orjson
 
 from agentbus.app import external
 from agentbus.app.config import RunConfig
-from agentbus.app.evaluate import _sim_config, load_environment, make_plan
 from agentbus.app.evaluation import SpecFactory
+from agentbus.app.preparation import load_environment, make_plan, sim_config
 from agentbus.calltrace import expand_prompts
 from agentbus.environment import Task
 from agentbus.errors import UserError
@@ -245,7 +245,7 @@ async def open_blamer(
     async with AsyncExitStack() as stack:
         sim: SimHandle | None = None
         if any(m.startswith("sim:") for m in (*config.models(), repair)):
-            sim = await stack.enter_async_context(sim_service(_sim_config(config)))
+            sim = await stack.enter_async_context(sim_service(sim_config(config)))
             sim.model.add_tasks(config.env, setup.tasks)
         router = await stack.enter_async_context(LLMRouter(config.llm, sim=sim))
         # the whole recorded run must stay in memory: an evicted prefix call would miss

@@ -9,11 +9,8 @@ server and the runtime, then writes the results files and prints the table.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import random
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,36 +19,48 @@ from typing import Any
 import anyio
 from rich.console import Console
 
-from agentbus import registry
 from agentbus.answers import answer_line, answer_markdown, answer_summary
 from agentbus.app import external
 from agentbus.app.adaptive import AdaptiveScheduler
-from agentbus.app.best import BestRun
-from agentbus.app.config import RESULT_KEYS, RunConfig
-from agentbus.app.costs import RunCost, cost_markdown, price_table, print_budget_stop
-from agentbus.app.estimation import live_status, with_design
-from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory, cell_id
+from agentbus.app.breaker import INFRA_BREAKER as INFRA_BREAKER
+from agentbus.app.breaker import Breaker
+from agentbus.app.config import RunConfig
+from agentbus.app.costs import cost_markdown, print_budget_stop
+from agentbus.app.estimation import live_status
+from agentbus.app.evaluation import SpecFactory
 from agentbus.app.executor import executor_summary, llm_report, open_runtime
 from agentbus.app.llm_totals import run_llm_totals
-from agentbus.app.misconfig import MisconfigWatch, watch_for
-from agentbus.app.pareto import ParetoRun, pareto_phase
-from agentbus.app.resume_scope import check_scope
+from agentbus.app.misconfig import watch_for
+from agentbus.app.pareto import pareto_phase
+from agentbus.app.preparation import (  # the old import paths of these names stay valid
+    Prepared,
+    sim_config,
+)
+from agentbus.app.preparation import check_models as check_models
+from agentbus.app.preparation import check_repeats as check_repeats
+from agentbus.app.preparation import default_run_dir as default_run_dir
+from agentbus.app.preparation import load_environment as load_environment
+from agentbus.app.preparation import make_plan as make_plan
+from agentbus.app.preparation import manifest_of as manifest_of
+from agentbus.app.preparation import prepare as prepare
+from agentbus.app.schedule import ADAPTIVE_TASKS_IN_FLIGHT as ADAPTIVE_TASKS_IN_FLIGHT
+from agentbus.app.schedule import coalition_blocks as coalition_blocks
+from agentbus.app.schedule import plan_work
+from agentbus.app.schedule import schedule_order as schedule_order
+from agentbus.app.schedule import tasks_in_flight as tasks_in_flight
 from agentbus.app.screened import evaluate_screened
 from agentbus.app.summary import adaptive_line, print_summary, reward_kind
-from agentbus.app.workqueue import Block, WorkQueue
-from agentbus.environment import EnvSetup, Task, TaskSource
+from agentbus.app.workqueue import WorkQueue
 from agentbus.episode import EpisodeSpec
 from agentbus.errors import UserError
 from agentbus.events import RUN_FINISHED, RUN_STARTED, EventHub
 from agentbus.interrupt import in_daemon_thread
 from agentbus.llm.router import LLMRouter
-from agentbus.llm.spec import parse_spec
 from agentbus.record import EpisodeRecord, agent_failures
 from agentbus.runs.progress import Progress, run_console
 from agentbus.runs.server import LiveServer
 from agentbus.runs.store import RunStore
 from agentbus.runtime import Runtime
-from agentbus.sim.profiles import ProfileSet
 from agentbus.sim.service import SimHandle, sim_service
 from attribution.results import (
     agent_failure_line,
@@ -61,9 +70,6 @@ from attribution.results import (
     to_markdown,
 )
 from attribution.service import AttributionService
-
-#: stop early when this many episodes in a row failed on the infrastructure
-INFRA_BREAKER = 25
 
 
 @dataclass
@@ -81,37 +87,6 @@ class RunReport:
     given_up: int = 0
 
 
-def load_environment(config: RunConfig) -> EnvSetup:
-    """The environment's tasks and per-episode factory (a UserError for bad files)."""
-    if external.is_external(config):
-        return external.load_tasks(config)
-    env_cls = registry.get("environments", config.env)
-    source = TaskSource(
-        dataset=config.dataset,
-        knowledge=config.knowledge,
-        count=config.tasks,
-        seed=config.seed,
-        limit=config.limit,
-    )
-    setup: EnvSetup = env_cls.setup(source)
-    if not setup.tasks:
-        raise UserError(f"environment {config.env!r} produced no tasks")
-    return setup
-
-
-def check_models(config: RunConfig) -> None:
-    """Refuse bad model specs and unknown sim profiles before anything is written."""
-    profiles = ProfileSet(config.sim.profiles)
-    for model in config.models():
-        spec = parse_spec(model)
-        if spec.backend == "sim":
-            profiles.get(spec.model)
-
-
-def default_run_dir(config: RunConfig) -> Path:
-    return Path("runs") / f"{config.env}-{time.strftime('%Y%m%d-%H%M%S')}"
-
-
 def parse_serve(value: str) -> tuple[str, int]:
     """``8080`` / ``0.0.0.0:8080`` / ``[::1]:8080`` -> (host, port)."""
     host, _, port = value.rpartition(":")
@@ -123,61 +98,6 @@ def parse_serve(value: str) -> tuple[str, int]:
     if not 0 <= number <= 65535:
         raise UserError(f"--serve port out of range: {number}")
     return host, number
-
-
-class Breaker:
-    """Stops a run whose infrastructure keeps failing, or that is misconfigured.
-
-    ``watch`` (a user's agent, without --keep-going) reads the first block of
-    episodes; when it names a misconfiguration the run stops and
-    :func:`evaluate` raises it as one line (exit 2).
-    """
-
-    def __init__(self, threshold: int = INFRA_BREAKER, watch: MisconfigWatch | None = None) -> None:
-        self.threshold = threshold
-        self.watch = watch
-        self.misconfigured: str | None = None
-        self.streak = 0
-        self.total = 0
-        self.first: str | None = None
-        self.tripped = anyio.Event()
-        #: the failures in a row that tripped it (episodes in flight still end afterwards,
-        #: and a healthy server's success resets the running streak)
-        self.tripped_at = 0
-
-    def record(self, record: EpisodeRecord) -> None:
-        if self.watch is not None and self.misconfigured is None:
-            self.misconfigured = self.watch.record(record)
-            if self.misconfigured is not None:
-                self.tripped.set()
-        if record.counts:
-            self.streak = 0
-            return
-        self.total += 1
-        self.streak += 1
-        self.first = self.first or record.outcome.error
-        if self.streak >= self.threshold and not self.tripped.is_set():
-            self.tripped_at = self.streak
-            self.tripped.set()
-
-    def reason(self) -> str | None:
-        """Why the run stopped early, if the breaker tripped."""
-        if not self.tripped.is_set():
-            return None
-        if self.misconfigured is not None:
-            return self.misconfigured
-        return (
-            f"stopped after {self.tripped_at} episodes in a row failed on the "
-            f"infrastructure; first error: {self.first}"
-        )
-
-
-def _sim_config(config: RunConfig) -> Any:
-    """The simulator only needs the expert of the environment being run."""
-    if config.sim.experts is not None:
-        return config.sim
-    known = registry.names("experts")
-    return config.sim.model_copy(update={"experts": [config.env] if config.env in known else []})
 
 
 async def _start_server(
@@ -203,193 +123,6 @@ async def _start_server(
     url = await server.start()
     console.print(f"live dashboard: {url}")
     return server
-
-
-@dataclass
-class Prepared:
-    """Everything decided before the first episode: plan, store, service, replayed records."""
-
-    config: RunConfig
-    setup: EnvSetup
-    plan: EvaluationPlan
-    run_dir: Path
-    store: RunStore
-    hub: EventHub
-    service: AttributionService
-    best: BestRun
-    replayed: list[EpisodeRecord]
-    #: coalition cells already counted in the log when the run began (not re-run)
-    counted: int
-    #: spend, budget and projected cost (issue 17)
-    cost: RunCost | None = None
-    #: --pareto K: the front and the assignments run for real
-    pareto: ParetoRun | None = None
-
-
-def check_repeats(config: RunConfig) -> None:
-    """Refuse repeats that can only replay: deterministic sampling with the cache on."""
-    if config.repeats <= 1:
-        return
-    sampling = config.llm.sampling.params()
-    if sampling.deterministic and config.llm.cache != "off":
-        why = "temperature 0" if sampling.temperature == 0 else "a fixed sampling seed"
-        raise UserError(
-            f"--repeats {config.repeats} with {why} replays the same answers from the LLM "
-            "cache, so repeats would add no information; use --temperature > 0 (no "
-            "--sampling-seed) for independent repeats, or --repeats 1"
-        )
-
-
-def make_plan(config: RunConfig, tasks: Sequence[Task]) -> EvaluationPlan:
-    """The evaluation plan: the agent, the varied slots and their variants.
-
-    The varied slots are ``slots`` when given, else the slots ``vary`` names,
-    else every slot of the agent (CapaBench's game).
-    """
-    if external.is_external(config):
-        agent = external.agent_of(config)
-    else:
-        agent = Agent.resolve(config.agent, config.modules)
-    vary = config.variants()
-    if config.slots:
-        varied = tuple(config.slots)
-    elif vary:
-        varied = tuple(s for s in agent.slots if s in vary)
-    else:
-        varied = agent.slots
-    if vary and config.best:
-        raise UserError(
-            "--best picks a model per slot, but --vary varies implementations; drop one of them"
-        )
-    if vary and config.pareto is not None:
-        raise UserError(
-            "--pareto ranks per-slot model assignments, but --vary varies implementations; "
-            "drop one of them"
-        )
-    if config.shift is not None and config.shift not in varied:
-        raise UserError(f"--shift {config.shift}: not a varied slot; varied: {', '.join(varied)}")
-    return EvaluationPlan(
-        agent,
-        varied,
-        config.default,
-        tuple(config.test),
-        tasks,
-        config.repeats,
-        metadata={"env": config.env},
-        vary=vary,
-    )
-
-
-def manifest_of(config: RunConfig) -> dict[str, Any]:
-    """The config as the manifest stores it; an empty ``vary`` is left out.
-
-    Run directories made before ``vary`` existed have no such key, and a
-    result key missing on one side only would refuse their resume.
-    """
-    manifest = config.model_dump(mode="json")
-    if not manifest.get("vary"):
-        manifest.pop("vary", None)
-    return manifest
-
-
-def prepare(config: RunConfig) -> Prepared:
-    """Load tasks, check the plan, open (or resume) the run dir, replay what is there."""
-    setup = load_environment(config)
-    plan = with_design(make_plan(config, setup.tasks), config.estimator, config.seed)
-    varied = plan.varied
-    check_models(config)
-    check_repeats(config)
-    run_dir = config.run_dir or default_run_dir(config)
-    config = config.model_copy(update={"run_dir": run_dir})
-    prices = price_table(config)  # a bad [prices] entry is refused before anything is written
-    store = RunStore.open(run_dir, manifest_of(config), result_keys=RESULT_KEYS)
-    hub = EventHub()
-    service = AttributionService(
-        hub,
-        varied,
-        adaptive=config.adaptive,
-        target_halfwidth=config.target_halfwidth if config.adaptive else None,
-        horizon=float(config.max_episodes or plan.size()) if config.adaptive else None,
-        test_models=config.test,
-        ordered=True,
-        estimator=config.estimator,
-        stop=config.stop,
-    )
-    best = BestRun()
-    replayed = [r for r in store.records()]
-    try:
-        check_scope(run_dir, setup.tasks, config.repeats, replayed)
-    except UserError:
-        store.close()
-        raise
-    for record in replayed:
-        service.observe(record)
-        best.observe(record)
-    if config.adaptive:
-        service.release_unplanned()  # adaptive blocks are not re-declared on resume
-    counted = service.everything.book.count
-    prep = Prepared(config, setup, plan, run_dir, store, hub, service, best, replayed, counted)
-    prep.cost = RunCost(config, prices, len(setup.tasks))
-    prep.cost.replay(replayed)
-    if config.pareto is not None:
-        prep.pareto = ParetoRun(config.pareto)
-        for record in replayed:
-            prep.pareto.observe(record)
-    return prep
-
-
-#: task blocks an adaptive run keeps in flight (per event loop), unless set
-ADAPTIVE_TASKS_IN_FLIGHT = 8
-
-
-def tasks_in_flight(config: RunConfig, plan: EvaluationPlan) -> int:
-    """Task blocks in flight: enough to keep about 256 episodes running, at least 2.
-
-    256 rather than fewer: episodes of one task share calls and wait on the
-    environment, so a window of 128 episodes kept only about 30 requests in
-    flight and cost a tenth of the throughput (benchmarks/saturation.py).
-
-    An adaptive run holds at most ``ADAPTIVE_TASKS_IN_FLIGHT`` blocks: it can
-    only stop between blocks, and everything issued before the stop still
-    runs, so a wide window would spend the work the stop is meant to save (a
-    two-slot game would issue 64 tasks before its first estimate).
-    """
-    if config.tasks_in_flight is not None:
-        return config.tasks_in_flight
-    per_task = plan.design_size or len(plan.coalitions)
-    block = max(1, per_task * len(plan.test_models) * plan.repeats)
-    per_loop = max(2, min(config.concurrency, 256) // block)
-    if config.adaptive:
-        per_loop = min(per_loop, ADAPTIVE_TASKS_IN_FLIGHT)
-    return per_loop * (config.workers if config.executor == "ray" else 1)
-
-
-def schedule_order(tasks: Sequence[Task], seed: int) -> list[Task]:
-    """The tasks in a seeded random order, the same on every resume.
-
-    The live estimate covers the first K task blocks; generators list their
-    tasks in a pattern (knowledge point, then level), so in list order the
-    first blocks would be the easy ones. In random order they are a random
-    subset of the run's tasks, an honest sample of the whole set.
-    """
-    order = list(tasks)
-    random.Random(f"schedule:{seed}").shuffle(order)
-    return order
-
-
-def coalition_blocks(prep: Prepared, factory: SpecFactory) -> Iterator[Block]:
-    """The fixed plan as task blocks, skipping cells the log already counts."""
-    book = prep.service.everything.book
-    for task in schedule_order(prep.plan.tasks, prep.config.seed):
-        cells, specs = [], []
-        for cell in prep.plan.task_cells(task):
-            eid = cell_id(prep.plan, cell)
-            cells.append(eid)
-            if not book.is_counted(eid):
-                spec = factory.build(*cell)
-                attempt = book.attempts(eid) + 1
-                specs.append(dataclasses.replace(spec, attempt=attempt) if attempt > 1 else spec)
-        yield Block(tuple(cells), tuple(specs), task.id)
 
 
 async def evaluate(
@@ -450,54 +183,13 @@ class Execution:
     llm_stats: dict[str, Any]
 
 
-def _work(prep: Prepared, factory: SpecFactory) -> tuple[WorkQueue, AdaptiveScheduler | None, int]:
-    """The work queue of the coalition episodes (fixed plan or adaptive) and its total."""
-    config, service = prep.config, prep.service
-
-    def declare(ident: int, block: Block) -> None:
-        service.expect(ident, block.cells, block.task)
-        if prep.cost is not None:
-            prep.cost.estimate.expect(ident, block.cells, block.task)
-
-    def give_up(cell: str) -> None:
-        service.give_up(cell)
-        if prep.cost is not None:
-            prep.cost.estimate.give_up(cell)
-
-    adaptive: AdaptiveScheduler | None = None
-    source: Iterator[Block] | AdaptiveScheduler
-    if config.adaptive:
-        adaptive = AdaptiveScheduler(
-            factory,
-            service,
-            tasks=prep.setup.tasks,
-            test_models=config.test,
-            target_halfwidth=config.target_halfwidth,
-            max_episodes=config.max_episodes,
-            deterministic=config.llm.sampling.params().deterministic,
-            done=prep.replayed,
-            seed=config.seed,
-        )
-        source, total = adaptive, config.max_episodes or prep.plan.size()
-    else:
-        source, total = coalition_blocks(prep, factory), prep.plan.size()
-    queue = WorkQueue(
-        source,
-        window=tasks_in_flight(config, prep.plan),
-        max_attempts=config.attempts,
-        on_block=declare,
-        on_give_up=give_up,
-    )
-    return queue, adaptive, total
-
-
 async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -> Execution:
     """Start the simulator, router, log writer, service, progress and server; run."""
     config = prep.config
     async with AsyncExitStack() as stack:
         sim: SimHandle | None = None
         if any(m.startswith("sim:") for m in config.models()):
-            sim = await stack.enter_async_context(sim_service(_sim_config(config)))
+            sim = await stack.enter_async_context(sim_service(sim_config(config)))
             sim.model.add_tasks(config.env, prep.setup.tasks)
         llm_config = config.llm
         if llm_config.cache_dir is None:  # a resumed run replays the calls it already paid for
@@ -517,7 +209,7 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
             trace=config.trace,
             actors_for=actors_for,
         )
-        queue, adaptive, total = _work(prep, factory)
+        queue, adaptive, total = plan_work(prep, factory)
         runtime = await stack.enter_async_context(
             open_runtime(config, max_concurrency=config.concurrency, hub=prep.hub)
         )

@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 
 from agentbus.app.config import RunConfig
+from agentbus.app.preparation import load_environment, sim_config
 from agentbus.environment import Environment, EnvSetup
 from agentbus.llm.router import LLMRouter
 from agentbus.llm.stats import ModelStats, summary_line
@@ -63,15 +64,12 @@ class RunWorkerSetup:
 
     @asynccontextmanager
     async def _open(self) -> AsyncIterator[WorkerContext]:
-        # imported here: evaluate imports this module
-        from agentbus.app.evaluate import _sim_config, load_environment
-
         config = RunConfig.model_validate_json(self.config_json)
         setup = await anyio.to_thread.run_sync(load_environment, config)
         async with AsyncExitStack() as stack:
             sim = None
             if any(m.startswith("sim:") for m in config.models()):
-                sim = await stack.enter_async_context(sim_service(_sim_config(config)))
+                sim = await stack.enter_async_context(sim_service(sim_config(config)))
                 sim.model.add_tasks(config.env, setup.tasks)
             llm = config.llm.model_copy(update={"cache_dir": None})
             router = await stack.enter_async_context(LLMRouter(llm, sim=sim))

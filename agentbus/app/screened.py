@@ -22,6 +22,7 @@ from typing import Any
 from rich.console import Console
 
 from agentbus.app.config import RunConfig
+from agentbus.app.preparation import default_run_dir
 from agentbus.errors import UserError
 from attribution.collect import collect_from_log
 from attribution.estimators import Estimator
@@ -32,8 +33,6 @@ Evaluate = Callable[[RunConfig, Console], Awaitable[Any]]
 
 async def evaluate_screened(config: RunConfig, console: Console, run: Evaluate) -> Any:
     """Run the screen, then the run over the slots that can matter; returns the last report."""
-    from agentbus.app.evaluate import default_run_dir
-
     run_dir = config.run_dir or default_run_dir(config)
     screen_dir = run_dir.with_name(run_dir.name + ".screen")
     size = config.limit or config.tasks
