@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -37,20 +36,12 @@ from anyio.abc import TaskStatus
 from agentbus.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EventHub
 from agentbus.record import EpisodeRecord
 from attribution import stopping
-from attribution.allocation import (
-    BLOCK_RHO,
-    MAX_BLOCK,
-    block_repeats,
-    neyman_scores,
-    open_slots,
-    planned_episodes,
-    within_task_correlation,
-)
+from attribution.allocation import planned_episodes
 from attribution.blocks import BlockAdmission
 from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
 from attribution.estimators import Estimator
-from attribution.exact import shapley_matrix, shapley_values
+from attribution.exact import shapley_values
 from attribution.power import projection_note
 from attribution.results import (
     EXACT_MAX_SLOTS,
@@ -62,29 +53,11 @@ from attribution.results import (
     model_summary,
 )
 from attribution.sampling import StratifiedShapley
+from attribution.suggestion import Suggestion as Suggestion  # its old import path
+from attribution.suggestion import exact_suggestion
 from attribution.variance import MIN_CLUSTERS
 
 log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Suggestion:
-    """What to run next for one test model.
-
-    ``mode`` is ``block`` (run every listed coalition on one fresh task, with
-    the given repeats), ``single`` (one episode of the one coalition, on
-    any task) or ``design`` (a fresh task with the coalitions a per-task
-    sampled estimator draws for it). Coalitions are results-file keys ('' = all default).
-    """
-
-    test_model: str
-    mode: str
-    coalitions: list[tuple[str, int]] = field(default_factory=list)
-    reason: str = ""
-
-    @property
-    def episodes(self) -> int:
-        return sum(k for _, k in self.coalitions)
 
 
 class AttributionService:
@@ -436,19 +409,6 @@ class AttributionService:
         if not self.exact:
             mask = self._stratified(model).sample(self._rng)
             return Suggestion(model, "single", [(game.key(mask), 1)], "size-stratified sampling")
-        coef = shapley_matrix(game.n)
         hw = self.halfwidths(model, anytime=False)
         target = self.target_halfwidth if self.target_halfwidth is not None else 0.0
-        weights = open_slots(hw, target) if hw is not None else None
-        rho = within_task_correlation(game) if game.n_tasks >= 10 else 1.0
-        if game.size <= MAX_BLOCK and rho >= BLOCK_RHO:
-            plan = block_repeats(game, coef, slot_weights=weights)
-            items = [(game.key(m), k) for m, k in plan.repeats.items()]
-            return Suggestion(model, "block", items, f"within-task correlation {rho:.2f}")
-        cost = None
-        if self.costs:
-            cost = np.array([self.costs.get(game.key(m), 1.0) for m in range(game.size)])
-        score = neyman_scores(game, coef, slot_weights=weights, cost=cost)
-        best = int(np.argmax(score))
-        reason = "missing coalition" if game.counts[best] == 0 else "greedy Neyman"
-        return Suggestion(model, "single", [(game.key(best), 1)], reason)
+        return exact_suggestion(model, game, hw, target, self.costs)
