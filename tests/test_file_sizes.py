@@ -28,7 +28,6 @@ KNOWN_OVERSIZE = frozenset(
     {
         "agentbus/runs/static/app.js",
         "attribution/pareto.py",
-        "attribution/results.py",
         # the sandbox's PID 1: supervisor.py sends this file's source as one
         # ``python3 -I -S -c`` string into a sandbox where nothing of agentbus is
         # importable, so it cannot import helpers; splitting it means changing
