@@ -27,7 +27,6 @@ LIMIT = 450
 KNOWN_OVERSIZE = frozenset(
     {
         "agentbus/runs/static/app.js",
-        "attribution/pareto.py",
         # the sandbox's PID 1: supervisor.py sends this file's source as one
         # ``python3 -I -S -c`` string into a sandbox where nothing of agentbus is
         # importable, so it cannot import helpers; splitting it means changing
