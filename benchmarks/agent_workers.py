@@ -31,6 +31,8 @@ from pathlib import Path
 
 import orjson
 
+from agentbus.events import EPISODE_ENDED
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "plain_openai"
 
@@ -71,7 +73,7 @@ def arm(name: str, tasks: int, scratch: Path) -> tuple[float, float, int]:
     episodes = 0
     for line in (run_dir / "events.jsonl").read_bytes().splitlines():
         event = orjson.loads(line)
-        if event.get("type") == "episode.ended":
+        if event.get("type") == EPISODE_ENDED:
             episodes += 1
             if event["outcome"].get("details", {}).get("agent_error"):
                 raise SystemExit(f"{name}: {event['outcome']['details']['agent_error']}")
