@@ -27,11 +27,6 @@ LIMIT = 450
 KNOWN_OVERSIZE = frozenset(
     {
         "agentbus/runs/static/app.js",
-        # the sandbox's PID 1: supervisor.py sends this file's source as one
-        # ``python3 -I -S -c`` string into a sandbox where nothing of agentbus is
-        # importable, so it cannot import helpers; splitting it means changing
-        # how supervisor.py assembles the source (its owner's file)
-        "environments/sandbox/init.py",
     }
 )
 

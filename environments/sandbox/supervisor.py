@@ -1,6 +1,7 @@
 """How a persistent sandbox's init is started, and the shell each command runs in.
 
-The init itself is :mod:`environments.sandbox.init`, a standard-library
+The init itself is :mod:`environments.sandbox.init` with
+:mod:`environments.sandbox.init_procs` (joined by :func:`init_source`), a standard-library
 Python program run inside the sandbox as PID 1 (``python3 -I -S``: no site
 packages, no user files, no ``PYTHON*`` variables, so nothing in the
 agent's world is imported into it). It outlives whatever a command does to
@@ -27,6 +28,7 @@ not be stopped before a check were killed, ``x`` the init was tampered with
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,7 +52,25 @@ fi
 eval "$__ab_cmd"
 """
 
-_SOURCE = (Path(__file__).with_name("init.py")).read_text(encoding="utf-8")
+#: the init's parts, in the order they are joined into the one program it runs as
+INIT_PARTS = ("init_procs.py", "init.py")
+#: what a later part leaves out of the joined program: its ``__future__`` line (only the
+#: first may have one) and its import of the earlier parts (agentbus is not importable there)
+_HOST_ONLY = re.compile(
+    r"^from __future__ import annotations\n"
+    r"|^from environments\.sandbox\.init_\w+ import \([^)]*\)\n",
+    re.MULTILINE,
+)
+
+
+def init_source() -> str:
+    """The init's one program: its parts in order, each later part without the lines
+    that only make it readable and checkable as a module of this package."""
+    texts = [Path(__file__).with_name(name).read_text(encoding="utf-8") for name in INIT_PARTS]
+    return "\n".join([texts[0], *(_HOST_ONLY.sub("", text) for text in texts[1:])])
+
+
+_SOURCE = init_source()
 _PRISTINE = (Path(__file__).with_name("pristine.py")).read_text(encoding="utf-8")
 
 
