@@ -5,6 +5,11 @@
 // here. Every few seconds the status is fetched again and replaces the
 // local state; events at or below its offset are skipped, so nothing is
 // counted twice. Rates come from the server (a 30 s window).
+//
+// The page loads, in order, views.js (episodes, transcripts, diffs, flips),
+// snapshot.js (reading an attribution snapshot), history.js (phi over the run),
+// cost.js (cost, Pareto front, variants) and this file (state, rendering,
+// wiring); classic scripts, so their top-level names are one shared scope.
 "use strict";
 
 const params = new URLSearchParams(location.search);
@@ -29,81 +34,6 @@ async function getJSON(path) {
 const $ = (id) => document.getElementById(id);
 const fmt = (x, d = 3) => (x === null || x === undefined || Number.isNaN(x) ? "-" : Number(x).toFixed(d));
 const signed = (x) => (x >= 0 ? "+" : "") + fmt(x);
-
-// ---- attribution snapshots: tolerant of the payload's exact shape --------
-const VALUE_KEYS = ["phi", "value", "estimate", "mean", "shapley"];
-const LO_KEYS = ["lo", "low", "ci_low", "lower", "ci_lo"];
-const HI_KEYS = ["hi", "high", "ci_high", "upper", "ci_hi"];
-const CI_KEYS = ["ci", "ci95", "interval", "intervals"];
-const SE_KEYS = ["se", "stderr", "std_err", "sem"];
-const isNum = (x) => typeof x === "number" && Number.isFinite(x);
-const first = (obj, keys) => { for (const k of keys) if (k in obj) return obj[k]; return undefined; };
-
-function interval(x) {
-  if (Array.isArray(x) && x.length === 2) return [x[0], x[1]];
-  if (x && typeof x === "object") return [first(x, LO_KEYS), first(x, HI_KEYS)];
-  return [undefined, undefined];
-}
-
-function entry(slot, value, payload) {
-  let phi, lo, hi, se;
-  if (value && typeof value === "object") {
-    phi = first(value, VALUE_KEYS);
-    lo = first(value, LO_KEYS); hi = first(value, HI_KEYS);
-    if (!isNum(lo) || !isNum(hi)) [lo, hi] = interval(first(value, CI_KEYS));
-    se = first(value, SE_KEYS);
-  } else phi = value;
-  if (!isNum(phi)) return null;
-  if (!isNum(lo) || !isNum(hi)) {
-    for (const k of CI_KEYS) {
-      const t = payload[k];
-      if (t && typeof t === "object" && !Array.isArray(t) && slot in t) { [lo, hi] = interval(t[slot]); break; }
-    }
-  }
-  if (!isNum(se)) {
-    for (const k of SE_KEYS) {
-      const t = payload[k];
-      if (t && typeof t === "object" && slot in t) { se = t[slot]; break; }
-    }
-  }
-  if ((!isNum(lo) || !isNum(hi)) && isNum(se)) { lo = phi - 1.96 * se; hi = phi + 1.96 * se; }
-  return { slot, phi, lo: isNum(lo) ? lo : null, hi: isNum(hi) ? hi : null };
-}
-
-function slotRows(payload) {
-  for (const key of ["shapley", "phi", "estimates", "values_by_slot"]) {
-    const t = payload[key];
-    let rows = [];
-    if (t && typeof t === "object" && !Array.isArray(t)) {
-      const nested = ("phi" in t || "shapley" in t || "estimates" in t) && !Object.values(t).every(isNum);
-      if (nested) rows = slotRows(t);
-      else for (const [slot, v] of Object.entries(t)) { const r = entry(slot, v, payload); if (r) rows.push(r); }
-    } else if (Array.isArray(t)) {
-      for (const item of t) {
-        if (item && typeof item === "object") {
-          const name = item.slot ?? item.name;
-          const r = name !== undefined ? entry(String(name), item, payload) : null;
-          if (r) rows.push(r);
-        }
-      }
-    }
-    if (rows.length) return rows;
-  }
-  return [];
-}
-
-// The attribution service's shape: {models: {test_model: {shapley: {slot: {value, ci_low, ci_high}}}}}
-function normalizeSnapshot(payload) {
-  const models = payload.models;
-  if (models && typeof models === "object" && !Array.isArray(models)) {
-    const rows = [];
-    for (const [model, summary] of Object.entries(models)) {
-      if (summary && typeof summary === "object") for (const r of slotRows(summary)) rows.push({ ...r, model });
-    }
-    if (rows.length) return rows;
-  }
-  return slotRows(payload);
-}
 
 // ---- local state ----------------------------------------------------------
 let state = null;
@@ -310,140 +240,6 @@ function renderPhi() {
   });
 }
 
-// ---- the course of phi over the run ----------------------------------------
-// Points come condensed from /api/attribution/history (the server folds every
-// attribution.snapshot of the log into one small point), so a page opened
-// mid-run or after the run draws the whole course. A point that is not
-// estimable carries no numbers: its stretch stays empty.
-const history = { points: [], lastSeq: -1, busy: false, again: false };
-const COLORS = ["#4a78c2", "#d9822b", "#2f7d4f", "#b3412e", "#7b5ea7", "#3a9ca6", "#a0743b", "#c2477f"];
-
-async function pollHistory() {
-  // one request at a time, so no point arrives twice; a request made meanwhile runs after
-  if (history.busy) { history.again = true; return; }
-  history.busy = true;
-  history.again = false;
-  try {
-    const h = await getJSON("api/attribution/history?after=" + history.lastSeq);
-    const fresh = (h.points || []).filter((p) => isNum(p.seq) && p.seq > history.lastSeq);
-    if (!fresh.length) return;
-    history.points.push(...fresh);
-    history.lastSeq = fresh[fresh.length - 1].seq;
-    renderHistory();
-  } catch (err) {
-    // the next resync tries again
-  } finally {
-    history.busy = false;
-    if (history.again) pollHistory();
-  }
-}
-
-// each (model, slot): segments of consecutive estimable points [{x, v, lo, hi}]
-function historySeries() {
-  const series = new Map();
-  let open = new Set();
-  for (const p of history.points) {
-    const x = p.episodes;
-    if (!p.estimable || !isNum(x)) { open = new Set(); continue; }
-    const now = new Set();
-    for (const [model, slots] of Object.entries(p.models || {})) {
-      for (const [slot, triple] of Object.entries(slots || {})) {
-        const [v, lo, hi] = Array.isArray(triple) ? triple : [];
-        if (!isNum(v)) continue;
-        const key = model + "\u0000" + slot;
-        if (!series.has(key)) series.set(key, { model, slot, segments: [] });
-        const s = series.get(key);
-        if (!open.has(key) || !s.segments.length) s.segments.push([]);
-        s.segments[s.segments.length - 1].push({ x, v, lo: isNum(lo) ? lo : null, hi: isNum(hi) ? hi : null });
-        now.add(key);
-      }
-    }
-    open = now;
-  }
-  return [...series.values()];
-}
-
-function niceTicks(lo, hi, count) {
-  const span = hi - lo || 1;
-  const raw = span / count;
-  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => span / s <= count) || 10 * mag;
-  const ticks = [];
-  for (let t = Math.ceil(lo / step) * step; t <= hi + 1e-9; t += step) ticks.push(Math.abs(t) < 1e-12 ? 0 : t);
-  return ticks;
-}
-
-function renderHistory() {
-  const box = $("phi-history");
-  const series = historySeries();
-  const last = history.points[history.points.length - 1];
-  const empty = $("history-empty");
-  empty.hidden = series.length > 0;
-  if (!series.length) {
-    empty.textContent = last ? notEstimableText(last.reason || "no estimate yet") : "no attribution snapshot yet";
-    box.replaceChildren();
-    return;
-  }
-  const models = [...new Set(series.map((s) => s.model))].sort();
-  const slots = [];
-  for (const s of series) if (!slots.includes(s.slot)) slots.push(s.slot);
-  const charts = models.map((model) => historyChart(model, series.filter((s) => s.model === model), slots, models.length > 1));
-  box.replaceChildren(...charts);
-}
-
-function historyChart(model, series, slots, titled) {
-  const width = 720, height = 230, left = 52, right = 150, top = titled ? 24 : 10, bottom = 34;
-  const pts = series.flatMap((s) => s.segments.flat());
-  let x0 = 0, x1 = Math.max(...pts.map((p) => p.x));
-  if (x1 <= x0) x1 = x0 + 1;
-  let y0 = 0, y1 = 0;
-  for (const p of pts) for (const v of [p.v, p.lo, p.hi]) if (isNum(v)) { y0 = Math.min(y0, v); y1 = Math.max(y1, v); }
-  const pad = Math.max(0.02, (y1 - y0) * 0.06);
-  y0 -= pad; y1 += pad;
-  const X = (v) => left + ((v - x0) / (x1 - x0)) * (width - left - right);
-  const Y = (v) => top + (1 - (v - y0) / (y1 - y0)) * (height - top - bottom);
-  const svg = svgEl("svg", { class: "phi-history-chart", width, height, "data-model": model, role: "img",
-    "aria-label": "Shapley value per slot over the run" + (titled ? " for " + model : "") });
-  if (titled) svg.appendChild(svgEl("text", { class: "chart-title", x: left, y: 15 }, "test model " + model));
-  for (const t of niceTicks(y0, y1, 5)) {
-    svg.appendChild(svgEl("line", { class: t === 0 ? "axis zero" : "grid", x1: left, x2: width - right, y1: Y(t), y2: Y(t) }));
-    svg.appendChild(svgEl("text", { class: "tick", x: left - 6, y: Y(t) + 4, "text-anchor": "end" }, t.toFixed(2)));
-  }
-  for (const t of niceTicks(x0, x1, 6)) {
-    if (t !== Math.round(t)) continue;
-    svg.appendChild(svgEl("line", { class: "axis", x1: X(t), x2: X(t), y1: height - bottom, y2: height - bottom + 4 }));
-    svg.appendChild(svgEl("text", { class: "tick", x: X(t), y: height - bottom + 16, "text-anchor": "middle" }, String(t)));
-  }
-  svg.appendChild(svgEl("line", { class: "axis", x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }));
-  svg.appendChild(svgEl("text", { class: "tick", x: (left + width - right) / 2, y: height - 4, "text-anchor": "middle" },
-    "episodes in the estimate"));
-  series.forEach((s) => {
-    const color = COLORS[slots.indexOf(s.slot) % COLORS.length];
-    const g = svgEl("g", { class: "phi-series", "data-slot": s.slot, "data-model": model,
-      "data-points": String(s.segments.reduce((n, seg) => n + seg.length, 0)) });
-    for (const seg of s.segments) {
-      const banded = seg.filter((p) => p.lo !== null && p.hi !== null);
-      if (banded.length) {
-        const upper = banded.map((p) => X(p.x) + "," + Y(p.hi));
-        const lower = banded.slice().reverse().map((p) => X(p.x) + "," + Y(p.lo));
-        const pad1 = banded.length === 1 ? [(X(banded[0].x) + 3) + "," + Y(banded[0].hi), (X(banded[0].x) + 3) + "," + Y(banded[0].lo)] : [];
-        g.appendChild(svgEl("polygon", { class: "band", fill: color, points: [...upper, ...pad1, ...lower].join(" ") }));
-      }
-      g.appendChild(svgEl("polyline", { class: "line", stroke: color, points: seg.map((p) => X(p.x) + "," + Y(p.v)).join(" ") }));
-    }
-    const lastSeg = s.segments[s.segments.length - 1];
-    const end = lastSeg[lastSeg.length - 1];
-    g.appendChild(svgEl("circle", { class: "dot", fill: color, cx: X(end.x), cy: Y(end.v), r: 3 }));
-    const ly = top + 14 + slots.indexOf(s.slot) * 18;
-    g.appendChild(svgEl("rect", { x: width - right + 12, y: ly - 9, width: 10, height: 10, fill: color }));
-    const ci = end.lo !== null && end.hi !== null ? " [" + signed(end.lo) + ", " + signed(end.hi) + "]" : "";
-    g.appendChild(svgEl("text", { class: "legend", x: width - right + 26, y: ly }, s.slot + " " + signed(end.v)));
-    if (ci) g.appendChild(svgEl("title", {}, s.slot + ": " + signed(end.v) + ci + " at " + end.x + " episodes"));
-    svg.appendChild(g);
-  });
-  return svg;
-}
-
 function renderCoalitions() {
   const rows = [...state.coalitions.values()].sort(
     (a, b) => a.model.localeCompare(b.model) || a.size - b.size || a.key.localeCompare(b.key));
@@ -497,70 +293,6 @@ function connect() {
   es.onmessage = (msg) => {
     try { apply(JSON.parse(msg.data)); } catch (err) { console.error(err); }
   };
-}
-
-// ---- cost: the projected run cost and the --pareto front ------------------
-// Their own stream, from the start of the log and filtered to the two types,
-// so a page opened late still shows them (each is published once or twice).
-const usd = (x) => (isNum(x) ? "$" + (Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(3)) : "-");
-function ci(row, f) {
-  if (!row || !isNum(row.mean)) return "n/a";
-  return isNum(row.ci_low) ? f(row.mean) + " [" + f(row.ci_low) + ", " + f(row.ci_high) + "]" : f(row.mean);
-}
-function showCost(ev) {
-  $("cost-panel").hidden = false;
-  if (ev.type === "cost.estimate") {
-    const range = isNum(ev.usd_low) ? " [" + usd(ev.usd_low) + ", " + usd(ev.usd_high) + "]" : "";
-    const simulated = runModels.length > 0 && runModels.every((m) => String(m).startsWith("sim:"));
-    const priced = simulated ? " at list prices (simulated models: nothing is billed), " : " at list prices, ";
-    $("cost-estimate").textContent = "whole run, projected: " + usd(ev.usd) + range + priced +
-      Math.round(ev.tokens).toLocaleString() + " tokens sent (" + Math.round(100 * ev.confidence) +
-      "% interval, from the first " + ev.blocks + " of " + ev.of + " task blocks)";
-  } else if (ev.type === "pareto.front") {
-    $("pareto-panel").hidden = false;
-    $("pareto-n").textContent = "(" + (ev.front || []).length + " of " + ev.assignments + " assignments)";
-    const chosen = new Set((ev.chosen || []).map((p) => p.label));
-    const body = $("pareto").querySelector("tbody");
-    body.replaceChildren();
-    for (const p of ev.front || []) {
-      const tr = document.createElement("tr");
-      for (const text of [p.label, p.source, ci(p.acc, (x) => fmt(x)), ci(p.cost_usd, usd),
-        chosen.has(p.label) ? "yes" : ""]) {
-        const td = document.createElement("td"); td.textContent = text; tr.appendChild(td);
-      }
-      body.appendChild(tr);
-    }
-    $("pareto-cheapest").textContent = ev.cheapest_overlapping
-      ? "cheapest assignment whose accuracy interval overlaps the best one's: " + ev.cheapest_overlapping : "";
-  }
-}
-function watchCost() {
-  const es = new EventSource(withToken("events?from=0&type=cost.estimate,pareto.front"));
-  es.onmessage = (msg) => {
-    try { showCost(JSON.parse(msg.data)); } catch (err) { console.error(err); }
-  };
-  es.onerror = () => { if (state && (state.finished || state.readOnly)) es.close(); };
-}
-
-// ---- variants: what each varied slot runs on each side (--vary) -----------
-// From run.started (the whole log, that one type), so a late page shows them;
-// a run without --vary has none and the line stays hidden.
-function showVariants(ev) {
-  const byModel = ev.variants || {};
-  const lines = [];
-  for (const [model, slots] of Object.entries(byModel)) {
-    const parts = Object.entries(slots || {}).map(([slot, v]) => slot + ": " + v.default + " \u2192 " + v.test);
-    if (parts.length) lines.push((Object.keys(byModel).length > 1 ? model + " \u2014 " : "") + parts.join("; "));
-  }
-  $("variants").hidden = lines.length === 0;
-  $("variants").textContent = lines.length ? "variants (default \u2192 test): " + lines.join(" | ") : "";
-}
-function watchVariants() {
-  const es = new EventSource(withToken("events?from=0&type=run.started"));
-  es.onmessage = (msg) => {
-    try { showVariants(JSON.parse(msg.data)); } catch (err) { console.error(err); }
-  };
-  es.onerror = () => { if (state && (state.finished || state.readOnly)) es.close(); };
 }
 
 async function main() {

@@ -1,6 +1,7 @@
 // agentbus dashboard views: the episode list, transcripts, coalition diffs, slot flips.
 //
-// Loaded before app.js and sharing its globals ($, getJSON, state, fmt, COLORS).
+// Loaded before app.js and sharing its globals ($, getJSON, state, fmt; COLORS from
+// history.js).
 // Everything here is fetched page by page from the server's episode index
 // (api/episodes?offset&limit&filters, api/transcript/ID, api/diff?a&b,
 // api/flips?slot), so a 10,000-episode run costs the browser one page at a time.
