@@ -1,7 +1,7 @@
 """agentbus: an async, event-driven multi-agent framework for modular attribution.
 
 The core (this package) knows nothing about concrete modules, environments or
-attribution; plugins come in through :mod:`agentbus.registry`. Everything a
+attribution; plugins come in through :mod:`agentbus.core.registry`. Everything a
 plugin author needs is importable from here, so plugins never reach into
 internal modules (``tests/test_layering.py`` holds the built-in ones to that):
 
@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 import structlog as _structlog
 
 from agentbus import logs as _logs
-from agentbus import registry
+from agentbus.core import registry
 
 if TYPE_CHECKING:
-    from agentbus.actor import Actor, ActorContext, on
-    from agentbus.bus import Bus
-    from agentbus.environment import (
+    from agentbus.core.actor import Actor, ActorContext, on
+    from agentbus.core.bus import Bus
+    from agentbus.core.environment import (
         DEFAULT_RUN_TASKS,
         Environment,
         EnvSetup,
@@ -41,27 +41,9 @@ if TYPE_CHECKING:
         Task,
         TaskSource,
     )
-    from agentbus.envkit.expert import (
-        ExpertKit,
-        RoleAnswer,
-        SituationMemo,
-        answer_by_verdict,
-        judged,
-    )
-    from agentbus.envkit.prompt import GUIDE_KEYS, action_fence, env_guide, prompt_sections
-    from agentbus.envkit.tasks import TaskIndex, generated_count
-    from agentbus.episode import Episode, EpisodeSpec
-    from agentbus.errors import InfraError, UserError
-    from agentbus.events import Event, EventHub
-    from agentbus.inputs import json_loads, read_bounded, read_text
-    from agentbus.llm.backends.base import Backend, BackendContext
-    from agentbus.llm.config import EndpointLimits
-    from agentbus.llm.queueing import waiting_for_slot
-    from agentbus.llm.retry import UpstreamError
-    from agentbus.llm.spec import ModelSpec
-    from agentbus.llm.tools import read_tool_calls, split_tool_calls
-    from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams, ToolCall
-    from agentbus.messages import (
+    from agentbus.core.episode import Episode, EpisodeSpec
+    from agentbus.core.events import Event, EventHub
+    from agentbus.core.messages import (
         ActionFormat,
         ActionProposed,
         Feedback,
@@ -73,8 +55,26 @@ if TYPE_CHECKING:
         TaskStarted,
         Thought,
     )
-    from agentbus.outcome import Outcome
-    from agentbus.runtime import Runtime
+    from agentbus.core.outcome import Outcome
+    from agentbus.envkit.expert import (
+        ExpertKit,
+        RoleAnswer,
+        SituationMemo,
+        answer_by_verdict,
+        judged,
+    )
+    from agentbus.envkit.prompt import GUIDE_KEYS, action_fence, env_guide, prompt_sections
+    from agentbus.envkit.tasks import TaskIndex, generated_count
+    from agentbus.errors import InfraError, UserError
+    from agentbus.executors.runtime import Runtime
+    from agentbus.inputs import json_loads, read_bounded, read_text
+    from agentbus.llm.backends.base import Backend, BackendContext
+    from agentbus.llm.config import EndpointLimits
+    from agentbus.llm.queueing import waiting_for_slot
+    from agentbus.llm.retry import UpstreamError
+    from agentbus.llm.spec import ModelSpec
+    from agentbus.llm.tools import read_tool_calls, split_tool_calls
+    from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams, ToolCall
     from agentbus.sim.expert import (
         ROLE_SKILLS,
         ROLES,
@@ -91,16 +91,16 @@ if TYPE_CHECKING:
 #: process that needs one of them (a math worker needs UserError) does not pay
 #: for importing the whole runtime: about 0.6 s of every worker's start.
 _EXPORTS: dict[str, str] = {
-    "Actor": "agentbus.actor",
-    "ActorContext": "agentbus.actor",
-    "on": "agentbus.actor",
-    "Bus": "agentbus.bus",
-    "DEFAULT_RUN_TASKS": "agentbus.environment",
-    "Environment": "agentbus.environment",
-    "EnvSetup": "agentbus.environment",
-    "Score": "agentbus.environment",
-    "Task": "agentbus.environment",
-    "TaskSource": "agentbus.environment",
+    "Actor": "agentbus.core.actor",
+    "ActorContext": "agentbus.core.actor",
+    "on": "agentbus.core.actor",
+    "Bus": "agentbus.core.bus",
+    "DEFAULT_RUN_TASKS": "agentbus.core.environment",
+    "Environment": "agentbus.core.environment",
+    "EnvSetup": "agentbus.core.environment",
+    "Score": "agentbus.core.environment",
+    "Task": "agentbus.core.environment",
+    "TaskSource": "agentbus.core.environment",
     "ExpertKit": "agentbus.envkit.expert",
     "RoleAnswer": "agentbus.envkit.expert",
     "SituationMemo": "agentbus.envkit.expert",
@@ -112,12 +112,12 @@ _EXPORTS: dict[str, str] = {
     "prompt_sections": "agentbus.envkit.prompt",
     "TaskIndex": "agentbus.envkit.tasks",
     "generated_count": "agentbus.envkit.tasks",
-    "Episode": "agentbus.episode",
-    "EpisodeSpec": "agentbus.episode",
+    "Episode": "agentbus.core.episode",
+    "EpisodeSpec": "agentbus.core.episode",
     "InfraError": "agentbus.errors",
     "UserError": "agentbus.errors",
-    "Event": "agentbus.events",
-    "EventHub": "agentbus.events",
+    "Event": "agentbus.core.events",
+    "EventHub": "agentbus.core.events",
     "json_loads": "agentbus.inputs",
     "read_bounded": "agentbus.inputs",
     "read_text": "agentbus.inputs",
@@ -134,18 +134,18 @@ _EXPORTS: dict[str, str] = {
     "Completion": "agentbus.llm.types",
     "SamplingParams": "agentbus.llm.types",
     "ToolCall": "agentbus.llm.types",
-    "ActionFormat": "agentbus.messages",
-    "ActionProposed": "agentbus.messages",
-    "Feedback": "agentbus.messages",
-    "Message": "agentbus.messages",
-    "Observation": "agentbus.messages",
-    "Plan": "agentbus.messages",
-    "Reflection": "agentbus.messages",
-    "StopEpisode": "agentbus.messages",
-    "TaskStarted": "agentbus.messages",
-    "Thought": "agentbus.messages",
-    "Outcome": "agentbus.outcome",
-    "Runtime": "agentbus.runtime",
+    "ActionFormat": "agentbus.core.messages",
+    "ActionProposed": "agentbus.core.messages",
+    "Feedback": "agentbus.core.messages",
+    "Message": "agentbus.core.messages",
+    "Observation": "agentbus.core.messages",
+    "Plan": "agentbus.core.messages",
+    "Reflection": "agentbus.core.messages",
+    "StopEpisode": "agentbus.core.messages",
+    "TaskStarted": "agentbus.core.messages",
+    "Thought": "agentbus.core.messages",
+    "Outcome": "agentbus.core.outcome",
+    "Runtime": "agentbus.executors.runtime",
     "ROLE_SKILLS": "agentbus.sim.expert",
     "ROLES": "agentbus.sim.expert",
     "Expert": "agentbus.sim.expert",
@@ -155,6 +155,20 @@ _EXPORTS: dict[str, str] = {
     "skill_role": "agentbus.sim.expert",
     "task_spread": "agentbus.sim.expert",
     "OFF": "agentbus.variants",
+}
+
+#: kernel modules that lived at the top level before core/ and executors/ took
+#: them in: ``from agentbus import events`` still gives the module, so code
+#: written against the old layout keeps importing.
+_MOVED_MODULES: dict[str, str] = {
+    **{
+        name: f"agentbus.core.{name}"
+        for name in (
+            "actor bus environment environment_actor episode events mailbox messages"
+            " metering outcome record registry"
+        ).split()
+    },
+    **{name: f"agentbus.executors.{name}" for name in ("ray_runtime", "remote", "runtime")},
 }
 
 # A program that embeds agentbus without setting up logging would otherwise get
@@ -171,6 +185,8 @@ def __getattr__(name: str) -> object:
         from agentbus.export import load
 
         return load
+    if name in _MOVED_MODULES:
+        return _importlib.import_module(_MOVED_MODULES[name])
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'agentbus' has no attribute {name!r}")

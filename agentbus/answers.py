@@ -5,7 +5,7 @@ output limit (``finish_reason: "length"``), a refused action (no action in
 the answer, a copy of the prompt, or one the environment rejected: the three
 kinds of :mod:`agentbus.refusals`, each its own column), a function call of
 no offered function, a prompt that outgrew the context window. Each is
-counted per slot in the episode's usage (:class:`~agentbus.outcome.SlotUsage`);
+counted per slot in the episode's usage (:class:`~agentbus.core.outcome.SlotUsage`);
 this module sums them over the counted records for ``results.json``
 (``answers``) and ``results.md``, so a user sees which module on which
 model loses rounds to format, not skill.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentbus.record import EpisodeRecord
+from agentbus.core.record import EpisodeRecord
 from agentbus.refusals import refused_total
 
 #: a module whose refused actions exceed this share of its calls is named at the end of the run

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import random
 
-from agentbus.actor import Actor, on
-from agentbus.environment import Environment, Score, Task
-from agentbus.messages import ActionProposed, Feedback, Observation, TaskStarted
+from agentbus.core.actor import Actor, on
+from agentbus.core.environment import Environment, Score, Task
+from agentbus.core.messages import ActionProposed, Feedback, Observation, TaskStarted
 
 
 class CountdownEnvironment(Environment):

@@ -2,7 +2,7 @@
 
 An action is *refused* when it never reaches the environment as the model's
 own move, for one of three reasons, each counted apart in the slot's usage
-(:class:`~agentbus.outcome.SlotUsage`):
+(:class:`~agentbus.core.outcome.SlotUsage`):
 
 * ``unparsable``: the module found no action in the answer (its parser);
 * ``copied``: the action is a copy of the prompt rather than a move: one of
@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agentbus.outcome import SlotUsage
+    from agentbus.core.outcome import SlotUsage
 
 #: the kinds of refusal, in table order
 KINDS: tuple[str, ...] = ("unparsable", "copied", "rejected")

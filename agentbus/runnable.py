@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentbus import registry
-from agentbus.environment import Environment
+from agentbus.core import registry
+from agentbus.core.environment import Environment
 from agentbus.errors import UserError
 
 

@@ -25,7 +25,7 @@ which is what makes ``MODULE`` unambiguous.
 
 Episode metadata carries the outcome for actors: ``assignment`` maps every
 slot of the agent to the model spec its actor was given, or :data:`OFF`
-(see :meth:`agentbus.actor.Actor.slot_off`), and ``variants`` (only when a
+(see :meth:`agentbus.core.actor.Actor.slot_off`), and ``variants`` (only when a
 run varies implementations) names each slot's two variants.
 """
 

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from agentbus.record import EpisodeRecord
+from agentbus.core.record import EpisodeRecord
 
 
 @dataclass

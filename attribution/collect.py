@@ -2,7 +2,7 @@
 
 Shared by the live service and by ``agentbus.report`` (which replays the event
 log), so the live estimates and the rebuilt report can never disagree on what
-counts: both feed :class:`agentbus.record.RecordBook`, the one counting rule
+counts: both feed :class:`agentbus.core.record.RecordBook`, the one counting rule
 (each cell at most once, the latest counting attempt wins, infrastructure
 failures never count and are tallied by kind).
 """
@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
+from agentbus.core.events import EPISODE_ENDED
+from agentbus.core.record import EpisodeRecord, RecordBook
 from agentbus.errors import UserError
-from agentbus.events import EPISODE_ENDED
-from agentbus.record import EpisodeRecord, RecordBook
 from attribution.game import Game
 
 

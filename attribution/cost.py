@@ -1,7 +1,7 @@
 """What the agent costs: per coalition, per slot, for the run, and the Shapley value of cost.
 
 Every record carries its slots' tokens and USD (see
-:class:`agentbus.outcome.SlotUsage`). Two figures come out of them:
+:class:`agentbus.core.outcome.SlotUsage`). Two figures come out of them:
 
 * the *agent cost* of an episode: every call its modules made, also those the
   run's cache answered because another coalition made them first. It is what
@@ -29,7 +29,7 @@ from rich.text import Text
 from scipy import special
 
 from agentbus.coalitions import coalition_label
-from agentbus.record import EpisodeRecord
+from agentbus.core.record import EpisodeRecord
 from attribution.estimates import Estimates, NotEstimable
 from attribution.exact import banzhaf_values, shapley_values
 from attribution.game import Game

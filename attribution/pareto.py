@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from agentbus.record import EpisodeRecord
+from agentbus.core.record import EpisodeRecord
 from attribution.cost import mean_interval
 
 # what moved keeps its old import path here

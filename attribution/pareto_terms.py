@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from agentbus.record import EpisodeRecord
+from agentbus.core.record import EpisodeRecord
 from attribution.cost import mean_interval
 from attribution.rates import rate_interval, wilson
 

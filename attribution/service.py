@@ -33,8 +33,8 @@ import numpy as np
 import structlog
 from anyio.abc import TaskStatus
 
-from agentbus.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EventHub
-from agentbus.record import EpisodeRecord
+from agentbus.core.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EventHub
+from agentbus.core.record import EpisodeRecord
 from attribution import stopping
 from attribution.allocation import planned_episodes
 from attribution.blocks import BlockAdmission

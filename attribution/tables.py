@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentbus.coalitions import coalition_label
-from agentbus.outcome import AGENT_FAILURES
+from agentbus.core.outcome import AGENT_FAILURES
 from attribution.stop_interval import ANYTIME
 from attribution.variance import MIN_CLUSTERS
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import orjson
 
-from agentbus.events import EPISODE_ENDED
+from agentbus.core.events import EPISODE_ENDED
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "plain_openai"

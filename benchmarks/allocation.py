@@ -35,7 +35,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import numpy as np  # noqa: E402
 
-from agentbus.events import EventHub  # noqa: E402
+from agentbus.core.events import EventHub  # noqa: E402
 from attribution.allocation import neyman_scores, within_task_correlation  # noqa: E402
 from attribution.exact import shapley_matrix, shapley_values  # noqa: E402
 from attribution.game import Game  # noqa: E402

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import anyio
 
-from agentbus import registry
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core import registry
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.outcome import Outcome
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
-from agentbus.outcome import Outcome
 from environments.atp.env import AtpEnvironment
 from environments.atp.loader import load_problems
 from environments.atp.problem import Problem

@@ -26,10 +26,10 @@ import time
 
 import anyio
 
-from agentbus.actor import Actor, on
+from agentbus.core.actor import Actor, on
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.messages import Feedback, Observation, Plan, Reflection, StopEpisode, Thought
 from agentbus.demo import CountdownEnvironment, demo_tasks
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
-from agentbus.messages import Feedback, Observation, Plan, Reflection, StopEpisode, Thought
 
 
 def rss_kb() -> int:

@@ -50,8 +50,8 @@ from typing import Any
 import httpx2
 import openai
 
-from agentbus.bus import Bus
-from agentbus.environment import Task
+from agentbus.core.bus import Bus
+from agentbus.core.environment import Task
 from agentbus.gateway import Gateway, Session
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import Isolation

@@ -34,7 +34,7 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 from agentbus import registry  # noqa: E402
-from agentbus.events import EPISODE_ENDED  # noqa: E402
+from agentbus.core.events import EPISODE_ENDED  # noqa: E402
 from agentbus.llm.backends.openai_backend import VLLMBackend  # noqa: E402
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams  # noqa: E402
 
@@ -186,7 +186,7 @@ class SimServer:
 
 def math_setup(count: int, seed: int) -> Any:
     """The math environment's setup (tasks + factory), exactly as a run with these settings."""
-    from agentbus.environment import TaskSource
+    from agentbus.core.environment import TaskSource
 
     env_cls = registry.get("environments", "math")
     return env_cls.setup(TaskSource(count=count, seed=seed))

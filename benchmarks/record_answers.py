@@ -37,8 +37,8 @@ sys.path.append(str(_HERE))
 from real_model import find_gguf, find_server_python, llama_server  # noqa: E402
 
 from agentbus import TaskSource  # noqa: E402
+from agentbus.core.messages import Feedback, Observation, TaskStarted, Thought  # noqa: E402
 from agentbus.llm.types import ChatMessage  # noqa: E402
-from agentbus.messages import Feedback, Observation, TaskStarted, Thought  # noqa: E402
 from environments.math.env import MathEnvironment  # noqa: E402
 from modules.praf.action import INSTRUCTIONS, REQUEST  # noqa: E402
 from modules.praf.base import PrafModule  # noqa: E402
@@ -108,7 +108,7 @@ async def action_prompts(tasks: int) -> list[tuple[str, list[ChatMessage]]]:
             view.observe(observation)
             if with_history:  # an earlier round whose answer could not be read
                 view.think(Thought(text=THOUGHTS[0], round=1))
-                from agentbus.messages import ActionProposed
+                from agentbus.core.messages import ActionProposed
 
                 view.act(ActionProposed(text="", round=1, valid=False, parse_error="empty"))
                 view.feedback(Feedback(text="Invalid action: the fenced block is empty", round=1))

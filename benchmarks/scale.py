@@ -47,16 +47,16 @@ from typing import Any, Protocol
 
 import anyio
 
-from agentbus import registry
 from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory
-from agentbus.environment import EnvSetup, Task, TaskSource
-from agentbus.episode import EpisodeSpec
+from agentbus.core import registry
+from agentbus.core.environment import EnvSetup, Task, TaskSource
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.outcome import Outcome
+from agentbus.core.record import EpisodeRecord
+from agentbus.executors.runtime import Runtime
 from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.router import LLMRouter
 from agentbus.logs import configure
-from agentbus.outcome import Outcome
-from agentbus.record import EpisodeRecord
-from agentbus.runtime import Runtime
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service
 

@@ -67,7 +67,7 @@ from rich.console import Console  # noqa: E402
 
 from agentbus.app.config import build_config  # noqa: E402
 from agentbus.app.evaluate import evaluate  # noqa: E402
-from agentbus.events import EPISODE_ENDED  # noqa: E402
+from agentbus.core.events import EPISODE_ENDED  # noqa: E402
 
 #: decode time per token of one sequence alone (150 tokens/s on one H100, 8B)
 DECODE_S_PER_TOKEN = 1 / 150

@@ -67,7 +67,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import orjson  # noqa: E402
 
-from agentbus.events import EPISODE_ENDED  # noqa: E402
+from agentbus.core.events import EPISODE_ENDED  # noqa: E402
 
 PYTHON = sys.executable
 #: episodes whose answers a default simulated server (64 sequences, speed 1) can
@@ -249,9 +249,9 @@ def spawn_child(config: dict[str, Any], workdir: Path, name: str) -> subprocess.
 
 def plan_cells(url: str, tasks: int) -> set[str]:
     """Every cell id (episode id) of the plan, as the application names them."""
-    from agentbus import registry
     from agentbus.app.evaluation import Agent, EvaluationPlan, cell_id
-    from agentbus.environment import TaskSource
+    from agentbus.core import registry
+    from agentbus.core.environment import TaskSource
 
     config = run_config(url, tasks, Path("."))
     setup = registry.get("environments", "math").setup(TaskSource(count=tasks, seed=0))
@@ -264,7 +264,7 @@ def plan_cells(url: str, tasks: int) -> set[str]:
 
 def read_log(run_dir: Path) -> tuple[Any, Counter[str]]:
     """The RecordBook of the log and the number of counting lines per cell."""
-    from agentbus.record import EpisodeRecord, RecordBook
+    from agentbus.core.record import EpisodeRecord, RecordBook
 
     book = RecordBook()
     lines: Counter[str] = Counter()

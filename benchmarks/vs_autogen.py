@@ -6,8 +6,8 @@ the actor, each action to the environment, each feedback to the reflector and
 each reflection back to the reasoner, for 5 rounds (20 handled messages per
 episode). Both frameworks run it the way they are meant to be used:
 
-* agentbus: one :class:`~agentbus.episode.Episode` per episode (its own bus,
-  actors and mailboxes), all run by one :class:`~agentbus.runtime.Runtime`;
+* agentbus: one :class:`~agentbus.core.episode.Episode` per episode (its own bus,
+  actors and mailboxes), all run by one :class:`~agentbus.executors.runtime.Runtime`;
 * autogen-core: one ``SingleThreadedAgentRuntime``, five agent types with a
   ``TypeSubscription`` per message kind, one agent instance per type and
   episode (the topic source is the episode id), ``publish_message`` between
@@ -71,10 +71,10 @@ def settled() -> tuple[int, int]:
 def agentbus_rounds(sizes: list[int], uvloop: bool = False) -> list[dict[str, Any]]:
     import anyio
 
-    from agentbus.actor import Actor, on
-    from agentbus.environment import Environment, Score, Task
-    from agentbus.episode import ActorSpec, EpisodeSpec
-    from agentbus.messages import (
+    from agentbus.core.actor import Actor, on
+    from agentbus.core.environment import Environment, Score, Task
+    from agentbus.core.episode import ActorSpec, EpisodeSpec
+    from agentbus.core.messages import (
         ActionProposed,
         Feedback,
         Observation,
@@ -82,7 +82,7 @@ def agentbus_rounds(sizes: list[int], uvloop: bool = False) -> list[dict[str, An
         Reflection,
         Thought,
     )
-    from agentbus.runtime import Runtime
+    from agentbus.executors.runtime import Runtime
 
     counter = [0]
 

@@ -117,7 +117,7 @@ async def worker(index: int, url: str, tasks: int, seq_tasks: int, seed: int) ->
     """One coalition's process: its episodes, one at a time."""
     from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory
     from agentbus.coalitions import coalition_key
-    from agentbus.episode import Episode
+    from agentbus.core.episode import Episode
 
     setup = math_setup(tasks, seed)
     agent = Agent.resolve("praf", {})

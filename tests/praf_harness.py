@@ -10,11 +10,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 
-from agentbus import registry
-from agentbus.environment import Environment, Task
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core import registry
+from agentbus.core.environment import Environment, Task
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.outcome import Outcome
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
-from agentbus.outcome import Outcome
 from agentbus.sim.engine import SimEngine
 from agentbus.sim.expert import Expert
 from agentbus.sim.model import SimModel

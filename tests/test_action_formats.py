@@ -27,8 +27,8 @@ import orjson
 import pytest
 
 from agentbus import TaskSource, registry
-from agentbus.environment import Environment, Task
-from agentbus.messages import ActionFormat
+from agentbus.core.environment import Environment, Task
+from agentbus.core.messages import ActionFormat
 from modules.praf.parsing import parse_action
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

@@ -18,10 +18,10 @@ import orjson
 import pytest
 from agent_probes import probe_run
 
+from agentbus.core.outcome import AGENT_ENDINGS
 from agentbus.gateway.actors import failure_kind
 from agentbus.gateway.runners import AgentFailed
 from agentbus.gateway.session import Session
-from agentbus.outcome import AGENT_ENDINGS
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.frames import episode_rows
 from agentbus.runs.progress import RunState

@@ -26,9 +26,9 @@ import anyio
 import pytest
 
 from agentbus import TaskSource, UserError, registry
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.outcome import Outcome
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
-from agentbus.outcome import Outcome
 from environments.atp.env import AtpEnvironment
 from environments.atp.generator import generate
 from environments.atp.guide import atp_guide

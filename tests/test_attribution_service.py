@@ -8,7 +8,7 @@ import anyio
 import numpy as np
 import pytest
 
-from agentbus.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EventHub
+from agentbus.core.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EventHub
 from attribution.allocation import planned_episodes
 from attribution.exact import shapley_matrix
 from attribution.multi import best_assignment, consistency_rate, table_correlation

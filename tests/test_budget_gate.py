@@ -19,10 +19,10 @@ import anyio
 import pytest
 
 from agentbus.app.budget import START_IN_FLIGHT, AssignmentCosts, BudgetGate, Spend
-from agentbus.environment import Task
-from agentbus.episode import EpisodeSpec
-from agentbus.outcome import Outcome, SlotUsage
-from agentbus.record import EpisodeRecord
+from agentbus.core.environment import Task
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.outcome import Outcome, SlotUsage
+from agentbus.core.record import EpisodeRecord
 
 STRONG = {"planning": "sim:strong", "action": "sim:strong"}
 WEAK = {"planning": "sim:weak", "action": "sim:weak"}

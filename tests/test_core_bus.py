@@ -5,10 +5,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agentbus.bus import Bus
+from agentbus.core.bus import Bus
+from agentbus.core.mailbox import Mailbox
+from agentbus.core.messages import Feedback, Message, Plan, Thought
 from agentbus.errors import NoHandler, RequestTimeout
-from agentbus.mailbox import Mailbox
-from agentbus.messages import Feedback, Message, Plan, Thought
 
 
 class Special(Thought):
@@ -129,7 +129,7 @@ async def test_mailbox_rejects_zero_size_and_wakes_on_close() -> None:
         async with anyio.create_task_group() as tg:
 
             async def waiter() -> None:
-                from agentbus.mailbox import MailboxClosed
+                from agentbus.core.mailbox import MailboxClosed
 
                 with pytest.raises(MailboxClosed):
                     await box.get()

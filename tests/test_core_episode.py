@@ -7,13 +7,13 @@ import asyncio
 import anyio
 import pytest
 
-from agentbus.actor import Actor, on
+from agentbus.core.actor import Actor, on
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.events import EPISODE_ENDED, EventHub
+from agentbus.core.messages import ActionProposed, Feedback, Message, Observation, Thought
+from agentbus.core.record import EpisodeRecord
 from agentbus.demo import CountdownEnvironment, CounterActor, demo_tasks
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
-from agentbus.events import EPISODE_ENDED, EventHub
-from agentbus.messages import ActionProposed, Feedback, Message, Observation, Thought
-from agentbus.record import EpisodeRecord
-from agentbus.runtime import Runtime
+from agentbus.executors.runtime import Runtime
 
 
 def spec(i: int, *actors: ActorSpec, **kw: object) -> EpisodeSpec:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agentbus import registry
+from agentbus.core import registry
+from agentbus.core.events import EventHub
 from agentbus.demo import CountdownEnvironment
 from agentbus.errors import UserError
-from agentbus.events import EventHub
 
 
 async def test_hub_skips_work_when_nobody_listens() -> None:

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from agentbus.app.budget import BudgetGate, RunEstimate, Spend
-from agentbus.environment import Task
-from agentbus.episode import EpisodeSpec
+from agentbus.core.environment import Task
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.outcome import Outcome, SlotUsage
+from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
 from agentbus.llm.prices import GpuPrice, Price, PriceTable, builtin_source
-from agentbus.outcome import Outcome, SlotUsage
-from agentbus.record import EpisodeRecord
 from attribution.cost import cost_summary
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from agentbus.sim import gateway_truth
 from agentbus.sim.gateway_model import probability
 from agentbus.sim.model import count_tokens

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import pytest
 
-from agentbus.record import EpisodeRecord
+from agentbus.core.record import EpisodeRecord
 
 FAULTS = """
 attempts = 10

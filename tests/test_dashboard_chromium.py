@@ -25,7 +25,7 @@ import aiohttp
 import anyio
 import pytest
 
-from agentbus.events import EventHub
+from agentbus.core.events import EventHub
 from agentbus.runs.server import LiveServer
 from agentbus.runs.store import RunStore
 

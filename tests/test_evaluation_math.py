@@ -13,10 +13,10 @@ import orjson
 import pytest
 from rich.console import Console
 
-from agentbus import registry
 from agentbus.app.config import build_config
 from agentbus.app.evaluate import evaluate
 from agentbus.app.report import rebuild
+from agentbus.core import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from agentbus import registry
 from agentbus.app.config import build_config
 from agentbus.app.evaluate import evaluate
+from agentbus.core import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "envkit_demo"

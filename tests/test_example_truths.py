@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from agentbus.gateway.wire import DEFAULT_MAX_TOKENS
 from agentbus.llm.types import SamplingParams
 from agentbus.sim import gateway_truth

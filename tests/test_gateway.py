@@ -17,8 +17,8 @@ import anthropic
 import openai
 import pytest
 
-from agentbus.bus import Bus, describe
-from agentbus.environment import Task
+from agentbus.core.bus import Bus, describe
+from agentbus.core.environment import Task
 from agentbus.gateway import AgentContext, Gateway, Session
 from agentbus.llm.config import LLMConfig
 from agentbus.llm.router import LLMRouter

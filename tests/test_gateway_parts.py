@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from agentbus.errors import UserError
 from agentbus.gateway.scorers import load_scorer, parse_number, verdict
 from agentbus.gateway.tasks import expected, load_jsonl, payload

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentbus import registry
-from agentbus.environment import TaskSource
+from agentbus.core import registry
+from agentbus.core.environment import TaskSource
 
 
 @pytest.mark.parametrize("env", ["math", "git", "robot"])

@@ -7,10 +7,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agentbus import registry
-from agentbus.environment import Task, TaskSource
+from agentbus.core import registry
+from agentbus.core.environment import Task, TaskSource
+from agentbus.core.messages import ActionProposed
 from agentbus.errors import UserError
-from agentbus.messages import ActionProposed
 from environments.git.env import GitEnvironment
 from environments.git.levels import parse_levels
 from environments.git.tasks import puzzle_task, task_puzzle

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from praf_harness import run_praf, sim_transport
 
-from agentbus.environment import Task, TaskSource
-from agentbus.outcome import Outcome
+from agentbus.core.environment import Task, TaskSource
+from agentbus.core.outcome import Outcome
 from agentbus.sim.transport import SimTransport
 from environments.git.env import GitEnvironment
 from environments.git.expert import GitExpert

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agentbus import registry
-from agentbus.environment import Task, TaskSource
+from agentbus.core import registry
+from agentbus.core.environment import Task, TaskSource
+from agentbus.core.messages import ActionProposed, Feedback, Plan, TaskStarted, Thought
 from agentbus.llm.types import ChatMessage
-from agentbus.messages import ActionProposed, Feedback, Plan, TaskStarted, Thought
 from agentbus.sim.expert import Expert, ExpertQuery, Verdict
 from environments.git.env import GitEnvironment
 from environments.git.expert import GitExpert, commands_in

@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from agentbus.outcome import Outcome
-from agentbus.record import EpisodeRecord
+from agentbus.core.outcome import Outcome
+from agentbus.core.record import EpisodeRecord
 from attribution.collect import Collector
 from attribution.rates import rate_interval
 from attribution.results import build_results, render_console, to_markdown

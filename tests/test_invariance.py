@@ -21,7 +21,7 @@ from rich.console import Console
 
 from agentbus.app.config import build_config
 from agentbus.app.evaluate import evaluate
-from agentbus.record import EpisodeRecord, RecordBook
+from agentbus.core.record import EpisodeRecord, RecordBook
 
 TASKS = 3
 SLOTS = 4

@@ -116,7 +116,7 @@ def test_the_layout_has_its_wings() -> None:
     assert (AGENTBUS / "runs" / "__init__.py").is_file()
     assert (AGENTBUS / "runs" / "static" / "index.html").is_file()
     kernel = {p.relative_to(AGENTBUS).as_posix() for p in kernel_files()}
-    assert "episode.py" in kernel and "llm/router.py" in kernel and "sim/model.py" in kernel
+    assert "core/episode.py" in kernel and "llm/router.py" in kernel and "sim/model.py" in kernel
 
 
 def test_the_kernel_imports_neither_the_application_nor_the_run_store_nor_plugins() -> None:
@@ -166,3 +166,20 @@ def test_the_checker_resolves_relative_and_nested_imports(tmp_path: Path) -> Non
         (2, "agentbus.runs", ["store"]),
         (4, "agentbus.app.run", []),
     ]
+
+
+def test_the_core_imports_no_executor() -> None:
+    """Executors run the kernel's episodes; the kernel never reaches back up to them."""
+    core = _python_files("agentbus/core")
+    assert any(path.name == "episode.py" for path in core)
+    assert _violations(core, ("agentbus.executors",)) == []
+
+
+def test_old_module_names_still_import_from_the_package() -> None:
+    """``from agentbus import events`` (the module) survives the move into core/."""
+    import agentbus
+    from agentbus.core import events as moved_events
+    from agentbus.executors import runtime as moved_runtime
+
+    assert agentbus.events is moved_events
+    assert agentbus.runtime is moved_runtime

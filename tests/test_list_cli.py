@@ -13,7 +13,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from agentbus import registry
+from agentbus.core import registry
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentbus.events import EventHub
-from agentbus.outcome import Outcome
-from agentbus.record import EpisodeRecord
+from agentbus.core.events import EventHub
+from agentbus.core.outcome import Outcome
+from agentbus.core.record import EpisodeRecord
 from attribution.game import Game
 from attribution.replicate import Pool, load_pool, shapley_by_permutations
 from attribution.service import AttributionService

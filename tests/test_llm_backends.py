@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from agentbus import registry
+from agentbus.core import registry
 from agentbus.errors import InfraError, UserError
 from agentbus.llm import LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.backends.anthropic_backend import to_messages_api

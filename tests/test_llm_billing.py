@@ -15,16 +15,16 @@ from typing import Any, ClassVar
 
 import orjson
 
-from agentbus.actor import Actor, on
 from agentbus.app.costs import billed_markdown
 from agentbus.app.llm_totals import whole_bill
+from agentbus.core.actor import Actor, on
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.messages import ActionProposed, Observation
 from agentbus.demo import CountdownEnvironment, demo_tasks
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.llm import LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.billing import read_bill
 from agentbus.llm.cache import FILENAME
 from agentbus.llm.prices import PriceTable
-from agentbus.messages import ActionProposed, Observation
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service
 

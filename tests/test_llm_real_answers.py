@@ -17,9 +17,10 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 
-from agentbus.actor import Actor, on
+from agentbus.core.actor import Actor, on
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.messages import ActionProposed, Observation
 from agentbus.demo import CountdownEnvironment, demo_tasks
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.errors import ContextOverflow
 from agentbus.llm import EndpointLimits, LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.backends.base import Backend
@@ -30,7 +31,6 @@ from agentbus.llm.retry import is_context_overflow
 from agentbus.llm.spec import parse_spec
 from agentbus.llm.tools import complete_with_tools, read_tool_calls
 from agentbus.llm.types import ChatMessage, Completion
-from agentbus.messages import ActionProposed, Observation
 from agentbus.sim.config import SimConfig
 from agentbus.sim.faults import FaultConfig
 from agentbus.sim.service import sim_service

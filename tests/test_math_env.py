@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from agentbus import registry
-from agentbus.environment import TaskSource
-from agentbus.messages import ActionProposed
+from agentbus.core import registry
+from agentbus.core.environment import TaskSource
+from agentbus.core.messages import ActionProposed
 from environments.math.env import ACTION_SYNTAX, MathEnvironment, parse_math_action
 
 

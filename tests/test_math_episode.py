@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from praf_harness import run_praf, sim_transport
 
-from agentbus.environment import EnvSetup, TaskSource
+from agentbus.core.environment import EnvSetup, TaskSource
 from agentbus.sim.transport import SimTransport
 from environments.math.env import MathEnvironment
 from environments.math.expert import MathExpert

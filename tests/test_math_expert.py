@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import anyio
 
 from agentbus import ActionProposed, Feedback, Thought, registry
-from agentbus.environment import Task, TaskSource
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.environment import Task, TaskSource
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.outcome import Outcome
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
-from agentbus.outcome import Outcome
 from agentbus.sim.expert import Expert, ExpertQuery, Verdict
 from environments.math.env import MathEnvironment
 from environments.math.expert import MathExpert

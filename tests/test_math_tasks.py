@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agentbus.environment import TaskSource
+from agentbus.core.environment import TaskSource
 from agentbus.errors import UserError
 from environments.math.answer import AnswerChecker
 from environments.math.calculator import Calculator

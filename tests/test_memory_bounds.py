@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentbus.events import EventHub
+from agentbus.core.events import EventHub
+from agentbus.core.outcome import Outcome
+from agentbus.core.record import EpisodeRecord
 from agentbus.llm.cache import CompletionCache
 from agentbus.llm.types import Completion
-from agentbus.outcome import Outcome
-from agentbus.record import EpisodeRecord
 from attribution.service import AttributionService
 
 
@@ -55,8 +55,8 @@ def test_service_keeps_records_without_traces() -> None:
 
 
 def test_book_keeps_counted_records_packed_and_gives_back_equal_ones() -> None:
-    from agentbus.outcome import SlotUsage
-    from agentbus.record import RecordBook, RecordPacker
+    from agentbus.core.outcome import SlotUsage
+    from agentbus.core.record import RecordBook, RecordPacker
 
     slots = ("planning", "reasoning", "action", "reflection")
     usage = {

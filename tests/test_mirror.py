@@ -15,9 +15,9 @@ import anyio
 import pytest
 
 from agentbus import TaskSource, registry
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.outcome import Outcome
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
-from agentbus.outcome import Outcome
 from environments.bracket_prompt import sections
 from environments.tools.env import ToolsEnvironment
 from environments.tools.expert import ToolsExpert

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentbus.outcome import Outcome, SlotUsage
-from agentbus.record import EpisodeRecord
+from agentbus.core.outcome import Outcome, SlotUsage
+from agentbus.core.record import EpisodeRecord
 from attribution.game import Game
 from attribution.pareto import Point, predict
 from attribution.replicate import Pool, load_pool

@@ -8,7 +8,7 @@ from typing import Any
 import aiohttp
 import anyio
 
-from agentbus.events import EventHub
+from agentbus.core.events import EventHub
 from agentbus.runs.phi_history import PhiHistory, condense
 from agentbus.runs.server import LiveServer
 from agentbus.runs.store import RunStore

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from agentbus import registry
-from agentbus.environment import TaskSource
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core import registry
+from agentbus.core.environment import TaskSource
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 from environments.math.env import MathEnvironment
 from modules.praf import AGENT, SLOTS

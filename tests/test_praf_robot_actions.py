@@ -10,8 +10,8 @@ from __future__ import annotations
 import anyio
 from test_math_expert import ExpertModel
 
-from agentbus import registry
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core import registry
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.sim.expert import Verdict
 from environments.robot.env import RobotEnvironment
 from environments.robot.expert import RobotExpert

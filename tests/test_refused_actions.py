@@ -24,14 +24,14 @@ from typing import Any, ClassVar
 import orjson
 import pytest
 
-from agentbus import registry
-from agentbus.actor import Actor, on
 from agentbus.answers import answer_line, answer_markdown, answer_summary
-from agentbus.environment import TaskSource
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
-from agentbus.messages import ActionProposed, Feedback, Observation, TaskStarted
-from agentbus.outcome import Outcome, SlotUsage
-from agentbus.record import EpisodeRecord
+from agentbus.core import registry
+from agentbus.core.actor import Actor, on
+from agentbus.core.environment import TaskSource
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.messages import ActionProposed, Feedback, Observation, TaskStarted
+from agentbus.core.outcome import Outcome, SlotUsage
+from agentbus.core.record import EpisodeRecord
 from agentbus.refusals import PromptCopies
 from modules.praf.parsing import parse_action
 

@@ -26,7 +26,7 @@ import anyio
 import orjson
 import pytest
 
-from agentbus.record import payload_counts as counts
+from agentbus.core.record import payload_counts as counts
 
 LIMIT = 8  # 128 episodes a run: enough to kill mid-run, cheap on 2 cores
 SLOTS = 4

@@ -8,10 +8,10 @@ import orjson
 import pytest
 from test_robot_rules import sort_world
 
-from agentbus import registry
-from agentbus.environment import TaskSource
+from agentbus.core import registry
+from agentbus.core.environment import TaskSource
+from agentbus.core.messages import ActionProposed
 from agentbus.errors import UserError
-from agentbus.messages import ActionProposed
 from environments.robot.env import RobotEnvironment
 from environments.robot.tasks import generated_tasks, scene_of, task_for
 

@@ -6,9 +6,9 @@ import random
 
 from test_robot_support import fenced, prompt
 
-from agentbus import registry
-from agentbus.environment import Task
-from agentbus.messages import ActionProposed
+from agentbus.core import registry
+from agentbus.core.environment import Task
+from agentbus.core.messages import ActionProposed
 from agentbus.sim.expert import Expert, ExpertQuery, Verdict
 from environments.robot.env import RobotEnvironment
 from environments.robot.expert import RobotExpert

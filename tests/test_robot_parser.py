@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_robot_rules import sweep_world
 
-from agentbus.messages import ActionProposed
+from agentbus.core.messages import ActionProposed
 from environments.robot.env import RobotEnvironment
 from environments.robot.parser import extract_round, parse_execute
 from environments.robot.prompt import sections

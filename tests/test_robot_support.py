@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from agentbus.llm.types import ChatMessage
 from environments.robot.tasks import generated_tasks
 

@@ -19,8 +19,8 @@ import pytest
 
 from agentbus.app import evaluate as ev
 from agentbus.app import run as cli
-from agentbus.outcome import Outcome
-from agentbus.record import EpisodeRecord
+from agentbus.core.outcome import Outcome
+from agentbus.core.record import EpisodeRecord
 
 
 def report(tmp: Path, *, given_up: int = 0, stopped: str | None = None) -> ev.RunReport:

@@ -267,7 +267,7 @@ async def test_dashboard_files_are_served_scrubbed(
     """A cache file written before scrubbing existed still reaches no browser with the key."""
     import aiohttp
 
-    from agentbus.events import EventHub
+    from agentbus.core.events import EventHub
     from agentbus.runs.server import LiveServer
     from agentbus.runs.store import RunStore
 

@@ -19,7 +19,7 @@ import anyio.lowlevel
 import pytest
 
 import agentbus.runs.server as server_module
-from agentbus.events import EventHub
+from agentbus.core.events import EventHub
 from agentbus.runs.server import LiveServer
 from agentbus.runs.store import RunStore
 

@@ -14,7 +14,7 @@ import orjson
 import pytest
 from yarl import URL
 
-from agentbus.events import EventHub
+from agentbus.core.events import EventHub
 from agentbus.runs.server import LiveServer
 from agentbus.runs.store import RunStore
 

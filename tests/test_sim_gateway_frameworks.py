@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import orjson
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.gateway_model import gateway_answer
 from agentbus.sim.profiles import BUILTIN

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import orjson
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from agentbus.llm.tools import format_tool_call
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.gateway_model import gateway_answer

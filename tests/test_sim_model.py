@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 
 import pytest
 
-from agentbus import registry
-from agentbus.environment import Task
+from agentbus.core import registry
+from agentbus.core.environment import Task
 from agentbus.errors import UserError
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.expert import Expert, ExpertQuery, Upstream, Verdict

@@ -98,8 +98,8 @@ def test_env_datasets_reach_the_experts(tmp_path: Path) -> None:
     """--env/--dataset load tasks with the environment's own loader and hand them over."""
     from test_sim_model import AddExpert, prompt
 
-    from agentbus import registry
-    from agentbus.environment import EnvSetup, Task, TaskSource
+    from agentbus.core import registry
+    from agentbus.core.environment import EnvSetup, Task, TaskSource
     from agentbus.llm.types import SamplingParams
     from agentbus.sim.config import SimConfig
     from agentbus.sim.serve import build_model

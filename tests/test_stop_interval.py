@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentbus.events import EventHub
+from agentbus.core.events import EventHub
 from attribution.exact import shapley_values
 from attribution.game import Game
 from attribution.results import ANYTIME, FIXED, lead_with_stop_interval, model_summary, to_markdown

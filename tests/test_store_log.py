@@ -11,8 +11,8 @@ import anyio
 import orjson
 import pytest
 
+from agentbus.core.events import EventHub
 from agentbus.errors import UserError
-from agentbus.events import EventHub
 from agentbus.runs.store import RunStore, check_log
 
 CONFIG = {"env": "math", "models": {"test": "sim:strong", "default": "sim:weak"}, "seed": 7}

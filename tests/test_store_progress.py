@@ -10,7 +10,7 @@ import anyio
 import orjson
 import pytest
 
-from agentbus.events import EventHub
+from agentbus.core.events import EventHub
 from agentbus.runs.progress import Progress, RunState, normalize_snapshot
 from agentbus.runs.store import RunStore
 

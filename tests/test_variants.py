@@ -19,16 +19,16 @@ import anyio
 import orjson
 import pytest
 
-from agentbus import registry
 from agentbus.app.cli_args import parse, parse_command
 from agentbus.app.config import RunConfig
 from agentbus.app.evaluate import load_environment, make_plan, manifest_of
 from agentbus.app.evaluation import SpecFactory, cell_id, episode_id
 from agentbus.app.report import rebuild
-from agentbus.episode import Episode, EpisodeSpec
+from agentbus.core import registry
+from agentbus.core.episode import Episode, EpisodeSpec
+from agentbus.core.outcome import Outcome
 from agentbus.errors import UserError
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
-from agentbus.outcome import Outcome
 from agentbus.runs.store import RunStore
 from agentbus.sim.model import detect_role
 from agentbus.variants import OFF, Variant, parse_pair
@@ -369,7 +369,7 @@ def test_the_run_config_knows_the_models_vary_names() -> None:
 
 @pytest.mark.slow
 async def test_the_dashboard_names_each_slots_variants(tmp_path: Path) -> None:
-    from agentbus.events import EventHub
+    from agentbus.core.events import EventHub
     from agentbus.runs.server import LiveServer
     from tests.test_dashboard_chromium import CHROMIUM, browser
 

@@ -33,7 +33,7 @@ def test_event_types_are_spelt_only_in_agentbus_events() -> None:
     found = []
     for part in ("agentbus", "attribution", "modules", "environments", "benchmarks"):
         for path in sorted((ROOT / part).rglob("*.py")):
-            if path == ROOT / "agentbus" / "events.py":
+            if path == ROOT / "agentbus" / "core" / "events.py":
                 continue
             tree = ast.parse(path.read_text(encoding="utf-8"))
             docstrings = {

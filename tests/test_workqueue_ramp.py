@@ -12,10 +12,10 @@ from collections.abc import Iterator
 import anyio
 
 from agentbus.app.workqueue import RAMP, Block, WorkQueue
-from agentbus.environment import Task
-from agentbus.episode import EpisodeSpec
-from agentbus.outcome import Outcome
-from agentbus.record import EpisodeRecord
+from agentbus.core.environment import Task
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.outcome import Outcome
+from agentbus.core.record import EpisodeRecord
 
 CELLS = 4  # coalitions per block
 

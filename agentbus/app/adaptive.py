@@ -25,9 +25,9 @@ from collections.abc import Iterable, Sequence
 from agentbus.app.evaluation import SpecFactory
 from agentbus.app.workqueue import Block
 from agentbus.coalitions import coalition_key
-from agentbus.environment import Task
-from agentbus.episode import EpisodeSpec
-from agentbus.record import EpisodeRecord
+from agentbus.core.environment import Task
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.record import EpisodeRecord
 from attribution import stopping
 from attribution.service import AttributionService
 from attribution.variance import MIN_CLUSTERS

@@ -3,7 +3,7 @@
 After the coalition episodes, ``--best`` runs one more agent on every task:
 each varied slot filled by the model :func:`attribution.multi.best_assignment`
 picks (the one rule, shared with results files). Its episodes are records of
-kind ``best``, counted by the same :class:`agentbus.record.RecordBook` rule.
+kind ``best``, counted by the same :class:`agentbus.core.record.RecordBook` rule.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 from agentbus.app.evaluation import EvaluationPlan, SpecFactory
 from agentbus.app.workqueue import Block
-from agentbus.environment import Task
-from agentbus.episode import EpisodeSpec
-from agentbus.record import EpisodeRecord, RecordBook, RecordKind
+from agentbus.core.environment import Task
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.record import EpisodeRecord, RecordBook, RecordKind
 from attribution.multi import best_assignment
 from attribution.rates import rate_interval
 from attribution.service import AttributionService

@@ -26,12 +26,12 @@ from agentbus.app.config import RunConfig
 from agentbus.app.evaluation import SpecFactory
 from agentbus.app.preparation import load_environment, make_plan, sim_config
 from agentbus.calltrace import expand_prompts
-from agentbus.environment import Task
+from agentbus.core.environment import Task
+from agentbus.core.events import EPISODE_ENDED
+from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
-from agentbus.events import EPISODE_ENDED
 from agentbus.llm.cache import CompletionCache
 from agentbus.llm.router import LLMRouter
-from agentbus.record import EpisodeRecord
 from agentbus.replay.calls import Call, Intervention, recorded_calls
 from agentbus.replay.search import Replay, Verdict, decisive_step, replay
 from agentbus.replay.truth import mistakes

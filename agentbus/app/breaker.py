@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 
 from agentbus.app.misconfig import MisconfigWatch
-from agentbus.record import EpisodeRecord
+from agentbus.core.record import EpisodeRecord
 
 #: stop early when this many episodes in a row failed on the infrastructure
 INFRA_BREAKER = 25

@@ -50,8 +50,8 @@ from typing import Any
 
 import anyio
 
-from agentbus.episode import EpisodeSpec
-from agentbus.record import EpisodeRecord
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.record import EpisodeRecord
 from attribution.blocks import BlockAdmission
 from attribution.cost import mean_interval, usd
 

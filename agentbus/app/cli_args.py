@@ -404,7 +404,7 @@ def check_executor(config: RunConfig, user_set: dict[str, Any]) -> None:
             if key in user_set:
                 raise UserError(f"{flag} only applies with --executor ray")
         return
-    from agentbus.ray_runtime import require_ray
+    from agentbus.executors.ray_runtime import require_ray
 
     require_ray()
 

@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agentbus import registry
-from agentbus.environment import DEFAULT_RUN_TASKS
+from agentbus.core import registry
+from agentbus.core.environment import DEFAULT_RUN_TASKS
 from agentbus.errors import UserError
 from agentbus.inputs import CONFIG_LIMIT_MB, MIB, read_text
 from agentbus.llm.config import LLMConfig

@@ -2,7 +2,7 @@
 
 Prices are checked before anything is written (a negative price, or an
 unknown model when ``--budget-usd`` or ``--pareto`` needs prices, is one
-line); every record is priced by the runtime (:class:`agentbus.runtime.Runtime`
+line); every record is priced by the runtime (:class:`agentbus.executors.runtime.Runtime`
 ``prices``); this object keeps the spend, the budget gate and the projection
 of the whole run's cost, and writes the ``cost`` section of the results.
 """
@@ -19,11 +19,11 @@ from rich.console import Console
 from agentbus.app.budget import AssignmentCosts, BudgetGate, RunEstimate, Spend, estimate_line
 from agentbus.app.config import RunConfig
 from agentbus.app.llm_totals import whole_bill
-from agentbus.episode import EpisodeSpec
-from agentbus.events import COST_ESTIMATE, EventHub
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.events import COST_ESTIMATE, EventHub
+from agentbus.core.record import EpisodeRecord
 from agentbus.llm.prices import PriceTable
 from agentbus.llm.spec import parse_spec
-from agentbus.record import EpisodeRecord
 from attribution.cost import cost_summary
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from agentbus.app.evaluation import EvaluationPlan
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from attribution.estimators import Estimator
 from attribution.service import AttributionService
 

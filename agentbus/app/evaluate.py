@@ -51,16 +51,16 @@ from agentbus.app.schedule import tasks_in_flight as tasks_in_flight
 from agentbus.app.screened import evaluate_screened
 from agentbus.app.summary import adaptive_line, print_summary, reward_kind
 from agentbus.app.workqueue import WorkQueue
-from agentbus.episode import EpisodeSpec
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.events import RUN_FINISHED, RUN_STARTED, EventHub
+from agentbus.core.record import EpisodeRecord, agent_failures
 from agentbus.errors import UserError
-from agentbus.events import RUN_FINISHED, RUN_STARTED, EventHub
+from agentbus.executors.runtime import Runtime
 from agentbus.interrupt import in_daemon_thread
 from agentbus.llm.router import LLMRouter
-from agentbus.record import EpisodeRecord, agent_failures
 from agentbus.runs.progress import Progress, run_console
 from agentbus.runs.server import LiveServer
 from agentbus.runs.store import RunStore
-from agentbus.runtime import Runtime
 from agentbus.sim.service import SimHandle, sim_service
 from attribution.results import (
     agent_failure_line,

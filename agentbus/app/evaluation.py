@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentbus import registry
-from agentbus.actor import Actor
 from agentbus.coalitions import EMPTY_IN_EPISODE_ID, all_coalitions, coalition_key
-from agentbus.environment import Environment, Task
-from agentbus.episode import ActorSpec, EpisodeSpec
+from agentbus.core import registry
+from agentbus.core.actor import Actor
+from agentbus.core.environment import Environment, Task
+from agentbus.core.episode import ActorSpec, EpisodeSpec
 from agentbus.errors import UserError
 from agentbus.llm.types import LLM
 from agentbus.variants import OFF, Variant, label

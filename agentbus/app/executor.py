@@ -1,7 +1,8 @@
 """Where a run's episodes execute: this event loop, or Ray workers.
 
 :func:`open_runtime` gives the evaluation its runtime: the local
-:class:`~agentbus.runtime.Runtime`, or a :class:`~agentbus.ray_runtime.RayRuntime`
+:class:`~agentbus.executors.runtime.Runtime`, or a
+:class:`~agentbus.executors.ray_runtime.RayRuntime`
 whose workers each run many episodes on their own event loop while the
 records come back to this process (the store, the attribution service, the
 live server and the scheduler stay here).
@@ -27,12 +28,12 @@ import anyio
 
 from agentbus.app.config import RunConfig
 from agentbus.app.preparation import load_environment, sim_config
-from agentbus.environment import Environment, EnvSetup
+from agentbus.core.environment import Environment, EnvSetup
+from agentbus.executors.remote import WorkerContext
+from agentbus.executors.runtime import Runtime
 from agentbus.llm.router import LLMRouter
 from agentbus.llm.stats import ModelStats, summary_line
 from agentbus.llm.types import LLM
-from agentbus.remote import WorkerContext
-from agentbus.runtime import Runtime
 from agentbus.sim.service import sim_service
 
 
@@ -90,7 +91,7 @@ async def open_runtime(config: RunConfig, **options: Any) -> AsyncIterator[Runti
     if config.executor == "local":
         yield Runtime(**options)
         return
-    from agentbus.ray_runtime import RayRuntime
+    from agentbus.executors.ray_runtime import RayRuntime
 
     options["max_concurrency"] = config.concurrency * config.workers
     async with RayRuntime(

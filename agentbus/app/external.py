@@ -19,9 +19,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentbus import registry
-from agentbus.environment import EnvSetup, TaskSource
-from agentbus.episode import ActorSpec
+from agentbus.core import registry
+from agentbus.core.environment import EnvSetup, TaskSource
+from agentbus.core.episode import ActorSpec
+from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
 from agentbus.gateway.actors import DRIVER, AgentDriver, DriverConfig, EpisodeLink, GatewaySlot
 from agentbus.gateway.environment import ExternalEnvironment
@@ -34,7 +35,6 @@ from agentbus.gateway.tasks import ENV
 from agentbus.gateway.threads import roomy_default_executor
 from agentbus.gateway.workers import WorkerAgent
 from agentbus.llm.types import LLM
-from agentbus.record import EpisodeRecord
 
 if TYPE_CHECKING:
     from agentbus.app.config import RunConfig

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
-from agentbus import registry
+from agentbus.core import registry
 from agentbus.errors import UserError
 from agentbus.pipes import pipe_safe
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from agentbus.events import RUN_STARTED
+from agentbus.core.events import RUN_STARTED
 
 
 def run_llm_totals(log: Path) -> dict[str, Any]:

@@ -23,8 +23,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from agentbus.outcome import AGENT_FAILURES, is_agent_failure
-from agentbus.record import EpisodeRecord
+from agentbus.core.outcome import AGENT_FAILURES, is_agent_failure
+from agentbus.core.record import EpisodeRecord
 
 if TYPE_CHECKING:
     from agentbus.app.config import RunConfig

@@ -24,10 +24,10 @@ from rich.text import Text
 
 from agentbus.app.evaluation import EvaluationPlan, SpecFactory
 from agentbus.app.workqueue import Block
-from agentbus.environment import Task
-from agentbus.episode import EpisodeSpec
-from agentbus.events import PARETO_FRONT
-from agentbus.record import EpisodeRecord, RecordBook, RecordKind
+from agentbus.core.environment import Task
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.events import PARETO_FRONT
+from agentbus.core.record import EpisodeRecord, RecordBook, RecordKind
 from attribution.cost import mean_interval, usd
 from attribution.pareto import (
     Point,

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentbus import registry
 from agentbus.app import external
 from agentbus.app.best import BestRun
 from agentbus.app.config import RESULT_KEYS, RunConfig
@@ -24,11 +23,12 @@ from agentbus.app.estimation import with_design
 from agentbus.app.evaluation import Agent, EvaluationPlan
 from agentbus.app.pareto import ParetoRun
 from agentbus.app.resume_scope import check_scope
-from agentbus.environment import EnvSetup, Task, TaskSource
+from agentbus.core import registry
+from agentbus.core.environment import EnvSetup, Task, TaskSource
+from agentbus.core.events import EventHub
+from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
-from agentbus.events import EventHub
 from agentbus.llm.spec import parse_spec
-from agentbus.record import EpisodeRecord
 from agentbus.runs.store import RunStore
 from agentbus.sim.profiles import ProfileSet
 from attribution.service import AttributionService

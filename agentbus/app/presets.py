@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentbus import registry
 from agentbus.app.config import RunConfig
+from agentbus.core import registry
 from agentbus.errors import UserError
 
 

@@ -194,7 +194,7 @@ def _anytime_horizon(log: Path) -> float | None:
     The live service used the run's planned size (``--max-episodes``, else the
     whole plan), which ``run.started`` states as ``total``.
     """
-    from agentbus.events import RUN_STARTED
+    from agentbus.core.events import RUN_STARTED
 
     marker = orjson.dumps(RUN_STARTED)
     with open(log, "rb") as fh:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
+from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
-from agentbus.record import EpisodeRecord
 
 
 def check_scope(

@@ -16,7 +16,7 @@ from agentbus.app.config import RunConfig
 from agentbus.app.evaluation import EvaluationPlan, SpecFactory, cell_id
 from agentbus.app.preparation import Prepared
 from agentbus.app.workqueue import Block, WorkQueue
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 
 #: task blocks an adaptive run keeps in flight (per event loop), unless set
 ADAPTIVE_TASKS_IN_FLIGHT = 8

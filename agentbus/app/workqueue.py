@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import anyio
 
-from agentbus.episode import EpisodeSpec
-from agentbus.record import EpisodeRecord
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.record import EpisodeRecord
 
 #: error kinds worth another try (a bad config fails the same way every time)
 RETRYABLE = frozenset({"infra", "timeout", "actor"})

@@ -22,7 +22,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from agentbus.envkit.prompt import prompt_sections
 from agentbus.envkit.tasks import TaskIndex
 from agentbus.llm.types import ChatMessage

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from agentbus.environment import Task, TaskSource
+from agentbus.core.environment import Task, TaskSource
 from agentbus.errors import UserError
 from agentbus.llm.types import ChatMessage
 

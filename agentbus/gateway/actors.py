@@ -19,7 +19,9 @@ from typing import Any
 
 import orjson
 
-from agentbus.actor import Actor, on
+from agentbus.core.actor import Actor, on
+from agentbus.core.messages import ActionProposed, Feedback, Observation, TaskStarted
+from agentbus.core.outcome import is_agent_failure
 from agentbus.errors import InfraError
 from agentbus.gateway.deadline import agent_clock
 from agentbus.gateway.messages import GatewayMessage
@@ -29,8 +31,6 @@ from agentbus.gateway.session import Session
 from agentbus.llm.queueing import FanClock, QueueClock, episode_clock
 from agentbus.llm.types import LLM
 from agentbus.machine import saturation
-from agentbus.messages import ActionProposed, Feedback, Observation, TaskStarted
-from agentbus.outcome import is_agent_failure
 
 OFF = "off"
 DRIVER = "agent"
@@ -73,7 +73,7 @@ _PHRASES = re.compile(
 
 
 def failure_kind(exc: Exception, session: Session) -> str:
-    """Which of :data:`~agentbus.outcome.AGENT_FAILURES` a runner's failure is.
+    """Which of :data:`~agentbus.core.outcome.AGENT_FAILURES` a runner's failure is.
 
     A runner may say so itself (a ``kind`` attribute); otherwise the earliest
     known phrase of its message decides: what follows the runner's own words

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from agentbus.messages import Message
+from agentbus.core.messages import Message
 
 
 class GatewayMessage(Message):

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentbus.bus import Bus
+from agentbus.core.bus import Bus
 from agentbus.llm.queueing import QueueClock, using_clock
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from agentbus.errors import UserError
 
 ENV = "external"

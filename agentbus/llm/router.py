@@ -31,7 +31,7 @@ import anyio
 import anyio.abc
 import structlog
 
-from agentbus import registry
+from agentbus.core import registry
 from agentbus.errors import ContextOverflow, UserError
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.cache import CompletionCache, cache_key

@@ -89,7 +89,7 @@ def _known_backend(name: str) -> bool:
         return True
     # imported here: the registry loads entry points, which is only needed for
     # a name that is not built in
-    from agentbus import registry
+    from agentbus.core import registry
 
     try:
         return name in registry.names("backends")

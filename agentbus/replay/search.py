@@ -1,6 +1,6 @@
 """Replaying an episode, and finding the decisive step of a finished one.
 
-:func:`replay` runs an :class:`~agentbus.episode.EpisodeSpec` again with its
+:func:`replay` runs an :class:`~agentbus.core.episode.EpisodeSpec` again with its
 slots' models wrapped (:mod:`agentbus.replay.calls`). :func:`decisive_step`
 asks which single call, answered by the repair model instead, flips the
 episode's outcome, with as few replays as it can:
@@ -42,9 +42,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentbus.episode import Episode, EpisodeSpec
+from agentbus.core.episode import Episode, EpisodeSpec
+from agentbus.core.outcome import Outcome
 from agentbus.llm.types import LLM
-from agentbus.outcome import Outcome
 from agentbus.replay.calls import Call, CallLog, Intervention, Recorded, ReplayLLM
 
 Status = Literal["decisive", "none", "not_replayable"]

@@ -5,7 +5,7 @@ ask for one page of episodes (``offset``/``limit``) matching filters (task,
 coalition, test model, outcome, failure kind), and fetch one episode's full
 record only when it is opened. :class:`EpisodeIndex` keeps one small row per
 episode (the one that counts, by the same rule as the run's
-:class:`~agentbus.record.RecordBook`: the first ended event that counts, else
+:class:`~agentbus.core.record.RecordBook`: the first ended event that counts, else
 the latest), fed event by event from the log, so a live run and a finished
 one are indexed the same way.
 
@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentbus.events import EPISODE_ENDED
-from agentbus.outcome import kind_counts
+from agentbus.core.events import EPISODE_ENDED
+from agentbus.core.outcome import kind_counts
 
 OUTCOMES = ("success", "failure", "error")
 

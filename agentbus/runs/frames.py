@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agentbus.core.events import EPISODE_ENDED
+from agentbus.core.outcome import kind_counts
 from agentbus.errors import UserError
-from agentbus.events import EPISODE_ENDED
-from agentbus.outcome import kind_counts
 from agentbus.runs.episodes import coalition_key_of, failure_kind
 from agentbus.runs.runlog import RESULTS, check_run_dir, read_json
 from agentbus.runs.store import EVENTS

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentbus.events import EPISODE_ENDED, EPISODE_STARTED
-from agentbus.record import payload_counts
+from agentbus.core.events import EPISODE_ENDED, EPISODE_STARTED
+from agentbus.core.record import payload_counts
 
 
 def impossible_outcome(event: Mapping[str, Any], started: set[str]) -> str | None:

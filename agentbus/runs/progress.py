@@ -18,7 +18,7 @@ from typing import IO, Any
 import anyio
 import anyio.abc
 
-from agentbus.events import (
+from agentbus.core.events import (
     EventHub,
 )
 from agentbus.labels import model_labels

@@ -16,16 +16,16 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from agentbus.events import (
+from agentbus.core.events import (
     ATTRIBUTION_SNAPSHOT,
     EPISODE_ENDED,
     EPISODE_STARTED,
     RUN_FINISHED,
     RUN_STARTED,
 )
+from agentbus.core.outcome import is_agent_failure
+from agentbus.core.record import payload_counts
 from agentbus.labels import model_labels
-from agentbus.outcome import is_agent_failure
-from agentbus.record import payload_counts
 from agentbus.runs.snapshots import (
     _estimate_coalitions,
     _num,

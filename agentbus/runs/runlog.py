@@ -17,9 +17,9 @@ from typing import Any
 
 import orjson
 
+from agentbus.core.events import EPISODE_ENDED
+from agentbus.core.outcome import kind_counts
 from agentbus.errors import UserError
-from agentbus.events import EPISODE_ENDED
-from agentbus.outcome import kind_counts
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.store import EVENTS, MANIFEST, RunStore
 

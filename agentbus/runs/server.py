@@ -45,8 +45,8 @@ import structlog
 from aiohttp import web
 from yarl import URL
 
+from agentbus.core.events import ATTRIBUTION_SNAPSHOT, EventHub
 from agentbus.errors import UserError
-from agentbus.events import ATTRIBUTION_SNAPSHOT, EventHub
 from agentbus.logs import scrub_bytes
 from agentbus.runs.blame_marks import by_module, mark_of
 from agentbus.runs.episodes import EpisodeIndex

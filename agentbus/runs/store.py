@@ -36,8 +36,7 @@ import anyio.abc
 import orjson
 import structlog
 
-from agentbus.errors import UserError
-from agentbus.events import (
+from agentbus.core.events import (
     EPISODE_ENDED,
     RUN_FINISHED,
     RUN_STARTED,
@@ -45,8 +44,9 @@ from agentbus.events import (
     Event,
     EventHub,
 )
+from agentbus.core.record import EpisodeRecord, payload_counts
+from agentbus.errors import UserError
 from agentbus.logs import scrubber
-from agentbus.record import EpisodeRecord, payload_counts
 from agentbus.runs.manifest import MANIFEST, _dumps_pretty, open_manifest
 from agentbus.runs.run_files import (
     _OPTS,
@@ -201,7 +201,7 @@ class RunStore:
     def records(self) -> Iterator[EpisodeRecord]:
         """Every episode record of the log, in log order (malformed ones skipped).
 
-        Resume feeds these through the same :class:`~agentbus.record.RecordBook`
+        Resume feeds these through the same :class:`~agentbus.core.record.RecordBook`
         rule the live run uses, so the two cannot count differently.
         """
         for event in self.replay():

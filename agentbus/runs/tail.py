@@ -21,7 +21,7 @@ import orjson
 from yarl import URL
 
 from agentbus.coalitions import coalition_label
-from agentbus.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EPISODE_STARTED
+from agentbus.core.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EPISODE_STARTED
 from agentbus.pipes import pipe_safe
 from agentbus.runs.progress import normalize_snapshot, payload_key
 

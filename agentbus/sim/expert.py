@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from agentbus.llm.types import ChatMessage
 
 ROLES: tuple[str, ...] = ("planning", "reasoning", "action", "reflection")

@@ -61,7 +61,7 @@ from typing import Any
 
 import orjson
 
-from agentbus.environment import Task
+from agentbus.core.environment import Task
 from agentbus.llm.types import ChatMessage, SamplingParams, ToolCall
 from agentbus.sim import gateway_formats as formats
 from agentbus.sim.answer import SimAnswer, count_tokens, make_rng, prompt_tokens

@@ -101,7 +101,7 @@ def completion_tokens(
     with the task's true answer drawn by ``answer``. The length does not
     depend on the verdict beyond the answer value's own length.
     """
-    from agentbus.environment import Task
+    from agentbus.core.environment import Task
     from agentbus.sim.gateway_model import answer_text
     from agentbus.sim.model import count_tokens
 

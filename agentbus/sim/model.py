@@ -57,8 +57,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from agentbus import registry
-from agentbus.environment import Task
+from agentbus.core import registry
+from agentbus.core.environment import Task
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.answer import (
     CHARS_PER_TOKEN,

@@ -28,8 +28,8 @@ from typing import Any, NoReturn
 import anyio
 from pydantic import ValidationError
 
-from agentbus import registry
-from agentbus.environment import DEFAULT_RUN_TASKS, TaskSource
+from agentbus.core import registry
+from agentbus.core.environment import DEFAULT_RUN_TASKS, TaskSource
 from agentbus.errors import UserError
 from agentbus.interrupt import is_interrupt, until_interrupted
 from agentbus.runnable import is_runnable, require_runnable

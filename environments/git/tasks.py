@@ -1,4 +1,4 @@
-"""Puzzles as :class:`~agentbus.environment.Task` objects, and back.
+"""Puzzles as :class:`~agentbus.core.environment.Task` objects, and back.
 
 A task carries everything needed to replay it (start and goal in
 learnGitBranching's JSON, the comparison rule, disabled commands, the round

@@ -28,7 +28,7 @@ that a first-fenced-block rule reads as an action:
   actions are commands (``calculator: ...``, ``git status``, ``move r1 left``).
 
 How actions are written is the environment's to say
-(:data:`agentbus.messages.ActionFormat`, sent in ``TaskStarted``). A proof
+(:data:`agentbus.core.messages.ActionFormat`, sent in ``TaskStarted``). A proof
 script or a free-text answer may read like sentences (CapaBench's one-line
 Coq proofs do: ``Proof. intros a c H1 H2. lia. Qed.``), so for those formats
 neither the prose test nor the copied-example test applies: the prover or the

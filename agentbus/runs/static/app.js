@@ -45,7 +45,7 @@ function coalitionKey(c) {
 }
 const showKey = (k) => k || "(none)";
 
-// endings that are the agent's own and count in v(S): agentbus/outcome.py AGENT_ENDINGS
+// endings that are the agent's own and count in v(S): agentbus/core/outcome.py AGENT_ENDINGS
 // (tests/test_agent_failures.py checks the two lists agree)
 const AGENT_ENDINGS = ["step_limit", "context_overflow", "agent_crash", "agent_timeout",
   "agent_no_result", "agent_refused", "agent_cap"];

@@ -31,7 +31,7 @@ function el(tag, attrs, ...children) {
 }
 
 const showCoalition = (k) => (k ? k : "(none)");
-// a user's agent's own failures (agentbus/outcome.py AGENT_FAILURES), in words
+// a user's agent's own failures (agentbus/core/outcome.py AGENT_FAILURES), in words
 const FAILURE_WORDS = { agent_crash: "agent crashed", agent_timeout: "agent ran past its time limit",
   agent_no_result: "agent gave no result", agent_refused: "agent called a refused module",
   agent_cap: "agent exceeded a cap" };

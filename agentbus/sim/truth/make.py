@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from agentbus import registry
+from agentbus.core import registry
 from agentbus.sim.truth.reference import (
     Setting,
     Sums,

@@ -38,15 +38,15 @@ from typing import Any
 
 import anyio
 
-from agentbus import registry
 from agentbus.coalitions import all_coalitions, coalition_key
-from agentbus.environment import EnvSetup, TaskSource
-from agentbus.episode import ActorSpec, EpisodeSpec
+from agentbus.core import registry
+from agentbus.core.environment import EnvSetup, TaskSource
+from agentbus.core.episode import ActorSpec, EpisodeSpec
+from agentbus.core.outcome import Outcome
+from agentbus.executors.runtime import Runtime
 from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.router import LLMRouter
 from agentbus.logs import configure
-from agentbus.outcome import Outcome
-from agentbus.runtime import Runtime
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import anyio
 
+from agentbus.core.mailbox import Mailbox
+from agentbus.core.messages import Message
 from agentbus.errors import NoHandler, RequestTimeout
-from agentbus.mailbox import Mailbox
-from agentbus.messages import Message
 
 
 class PendingReply:
@@ -52,7 +52,7 @@ class Envelope:
 class Inbox:
     """An actor's inbox on the bus: one mailbox and the message types routed into it.
 
-    (Not to be confused with :class:`agentbus.events.Subscription`, a listener's
+    (Not to be confused with :class:`agentbus.core.events.Subscription`, a listener's
     queue of run events on the event hub.)
 
     ``wake`` is called when a message lands in the mailbox while no consumer

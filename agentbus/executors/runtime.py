@@ -15,11 +15,11 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, I
 
 import anyio
 
-from agentbus.episode import Episode, EpisodeSpec
-from agentbus.events import EPISODE_ENDED, EPISODE_STARTED, EventHub
+from agentbus.core.episode import Episode, EpisodeSpec
+from agentbus.core.events import EPISODE_ENDED, EPISODE_STARTED, EventHub
+from agentbus.core.outcome import Outcome
+from agentbus.core.record import EpisodeRecord
 from agentbus.llm.prices import PriceTable
-from agentbus.outcome import Outcome
-from agentbus.record import EpisodeRecord
 
 #: called with each episode's spec and its record, once the record is published
 OutcomeCallback = Callable[[EpisodeSpec, EpisodeRecord], Awaitable[None]]

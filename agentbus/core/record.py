@@ -39,11 +39,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentbus.core.outcome import Outcome, SlotUsage, is_agent_failure, kind_counts
 from agentbus.llm.prices import PriceTable
-from agentbus.outcome import Outcome, SlotUsage, is_agent_failure, kind_counts
 
 if TYPE_CHECKING:
-    from agentbus.episode import EpisodeSpec
+    from agentbus.core.episode import EpisodeSpec
 
 
 def price_usage(usage: Mapping[str, SlotUsage], prices: PriceTable) -> dict[str, SlotUsage]:

@@ -1,7 +1,7 @@
 """One episode: an environment and a set of actors talking on one bus.
 
 The episode owns everything it creates (bus, actors, mailboxes, tasks); when
-it returns its :class:`~agentbus.outcome.Outcome`, all of it is gone. It ends
+it returns its :class:`~agentbus.core.outcome.Outcome`, all of it is gone. It ends
 when the environment says the task is over, when the step limit is reached,
 when its wall-clock timeout passes, when a handler raises, or when nothing can
 happen any more (every mailbox empty and every actor idle: a stall). Each way
@@ -19,18 +19,18 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from agentbus.actor import Actor, ActorContext
-from agentbus.bus import Bus, Envelope, Inbox, describe
 from agentbus.calltrace import CallTrace
-from agentbus.environment import Environment, Task
-from agentbus.environment_actor import EnvironmentActor
+from agentbus.core.actor import Actor, ActorContext
+from agentbus.core.bus import Bus, Envelope, Inbox, describe
+from agentbus.core.environment import Environment, Task
+from agentbus.core.environment_actor import EnvironmentActor
+from agentbus.core.mailbox import MailboxClosed
+from agentbus.core.messages import Message, TaskStarted
+from agentbus.core.metering import MeteredLLM, Usage
+from agentbus.core.outcome import ErrorKind, Outcome, kind_counts
 from agentbus.errors import ContextOverflow, InfraError
 from agentbus.llm.queueing import QueueClock, start_clock, stop_clock
 from agentbus.llm.types import LLM
-from agentbus.mailbox import MailboxClosed
-from agentbus.messages import Message, TaskStarted
-from agentbus.metering import MeteredLLM, Usage
-from agentbus.outcome import ErrorKind, Outcome, kind_counts
 from agentbus.refusals import PromptCopies, count_refusal
 
 ENV_ACTOR = "environment"

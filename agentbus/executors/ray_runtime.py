@@ -1,8 +1,8 @@
 """The Ray executor: the runtime's episodes run on Ray actors, records come back.
 
-:class:`RayRuntime` is a :class:`~agentbus.runtime.Runtime` whose
+:class:`RayRuntime` is a :class:`~agentbus.executors.runtime.Runtime` whose
 ``run_record`` sends the episode to a Ray actor (an
-:class:`~agentbus.remote.EpisodeWorker`, each with its own event loop running
+:class:`~agentbus.executors.remote.EpisodeWorker`, each with its own event loop running
 many episodes at once) instead of running it here. Everything else stays on
 the driver: the work queue and adaptive scheduler that hand out task blocks,
 the event hub, the run store, the attribution service and the live server.
@@ -21,7 +21,7 @@ record, so they are sent again, with the same attempt number, to another
 worker. The dead worker's tasks are re-sharded on their next episode and a
 replacement worker is started in its place (up to ``max_replacements``).
 Nothing is counted twice: a cell gets at most one record per attempt, and
-the counting rule (:class:`~agentbus.record.RecordBook`) keeps one per cell.
+the counting rule (:class:`~agentbus.core.record.RecordBook`) keeps one per cell.
 
 Ray is optional (``pip install -e '.[ray]'``); it is imported only here.
 """
@@ -39,11 +39,11 @@ from typing import Any
 import anyio
 import structlog
 
-from agentbus.episode import EpisodeSpec
+from agentbus.core.episode import EpisodeSpec
+from agentbus.core.outcome import Outcome
 from agentbus.errors import InfraError, UserError
-from agentbus.outcome import Outcome
-from agentbus.remote import EpisodeWorker, PortableSpec, WorkerSetup
-from agentbus.runtime import Runtime
+from agentbus.executors.remote import EpisodeWorker, PortableSpec, WorkerSetup
+from agentbus.executors.runtime import Runtime
 
 log = structlog.get_logger(__name__)
 

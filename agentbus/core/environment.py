@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentbus.messages import ActionFormat, ActionProposed, Feedback, Observation
-from agentbus.outcome import ErrorKind
+from agentbus.core.messages import ActionFormat, ActionProposed, Feedback, Observation
+from agentbus.core.outcome import ErrorKind
 
 #: How many tasks a run's generators make unless ``--tasks`` says otherwise.
 #: Lives here, not in the run config, so the standalone simulator

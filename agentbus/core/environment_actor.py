@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentbus.actor import Actor, on
-from agentbus.environment import Environment
-from agentbus.messages import ActionProposed, Feedback, StopEpisode
-from agentbus.outcome import ErrorKind
+from agentbus.core.actor import Actor, on
+from agentbus.core.environment import Environment
+from agentbus.core.messages import ActionProposed, Feedback, StopEpisode
+from agentbus.core.outcome import ErrorKind
 from agentbus.refusals import PromptCopies
 
 

@@ -1,6 +1,6 @@
 """Episodes run in another process: a portable spec and the worker that runs it.
 
-An :class:`~agentbus.episode.EpisodeSpec` holds live objects of the driver:
+An :class:`~agentbus.core.episode.EpisodeSpec` holds live objects of the driver:
 the environment factory (which may capture a search index) and one LLM
 handle per actor (bound to the driver's router, its connection pools and its
 cache). None of them can travel to another process, and none should: a
@@ -10,7 +10,7 @@ episode (its id, task, actor classes, the model spec of each actor, limits,
 metadata, attempt and block) and :class:`EpisodeWorker` rebuilds the spec
 against a :class:`WorkerContext` and runs it.
 
-Nothing here imports a distributed engine; :mod:`agentbus.ray_runtime` wraps
+Nothing here imports a distributed engine; :mod:`agentbus.executors.ray_runtime` wraps
 :class:`EpisodeWorker` in a Ray actor. The worker's context comes from a
 picklable ``setup`` callable that the application provides (it knows how to
 build the environment, the simulator and the router from the run config), so
@@ -26,9 +26,9 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentbus.actor import Actor
-from agentbus.environment import Environment, Task
-from agentbus.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.actor import Actor
+from agentbus.core.environment import Environment, Task
+from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.llm.types import LLM
 
 

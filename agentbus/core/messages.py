@@ -26,7 +26,7 @@ class Message(BaseModel):
 
 
 #: How an environment's actions are written, so the action parser reads them that way
-#: (:attr:`agentbus.environment.Environment.action_format`). ``proof`` (a Coq, Lean or
+#: (:attr:`agentbus.core.environment.Environment.action_format`). ``proof`` (a Coq, Lean or
 #: Isabelle script) and ``answer`` (free text) may read like sentences: ``Proof. intros
 #: a c H1 H2. lia. Qed.`` is one. ``command`` (``calculator: 2*3``, ``click[Buy]``),
 #: ``shell``, ``git`` and ``tool_call`` cannot, so an answer of sentences is no action.
@@ -101,7 +101,7 @@ class StopEpisode(Message):
     """A request to stop the episode, published by the environment actor (or the episode).
 
     Named for what it asks, so it is not mistaken for the ``episode.ended``
-    event (:data:`agentbus.events.EPISODE_ENDED`), which reports the outcome
+    event (:data:`agentbus.core.events.EPISODE_ENDED`), which reports the outcome
     once the episode is over.
     """
 

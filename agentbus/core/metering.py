@@ -2,7 +2,7 @@
 
 The episode wraps each actor's model in :class:`MeteredLLM`, so the counting
 happens in one place whatever the actor does with its model; the sums land in
-the episode's :class:`~agentbus.outcome.Outcome`. Kept apart from the episode's
+the episode's :class:`~agentbus.core.outcome.Outcome`. Kept apart from the episode's
 driving loop because it changes with billing, not with scheduling.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentbus.calltrace import CallTrace
+from agentbus.core.outcome import SlotUsage
 from agentbus.errors import ContextOverflow
 from agentbus.llm.billing import billed_to
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
-from agentbus.outcome import SlotUsage
 
 
 class Usage:

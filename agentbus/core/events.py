@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentbus.mailbox import Mailbox, MailboxClosed
+from agentbus.core.mailbox import Mailbox, MailboxClosed
 
 SCHEMA_VERSION = 1
 

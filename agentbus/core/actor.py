@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from agentbus.bus import Bus
+from agentbus.core.bus import Bus
+from agentbus.core.messages import Message
 from agentbus.llm.types import LLM
-from agentbus.messages import Message
 
 M = TypeVar("M", bound=Message)
 Handler = Callable[[Any, Any], Awaitable[Message | None]]
