@@ -148,4 +148,24 @@ def shapley(v: Mapping[tuple[str, ...], float], slots: Sequence[str]) -> dict[st
     return phi
 
 
-__all__ = ["RIGHT", "completion_tokens", "expected_calls", "shapley", "success", "values"]
+def print_table(v: Mapping[tuple[str, ...], float], slots: Sequence[str]) -> None:
+    """Print v(S) and each slot's Shapley value: the one output every example's truth.py shares.
+
+    Kept here so ``python examples/X/truth.py`` prints the same layout for every
+    example without each repeating the loop.
+    """
+    for coalition, value in v.items():
+        print(f"v({{{','.join(coalition)}}}) = {value:.4f}")
+    for slot, value in shapley(v, slots).items():
+        print(f"phi[{slot}] = {value:.4f}")
+
+
+__all__ = [
+    "RIGHT",
+    "completion_tokens",
+    "expected_calls",
+    "print_table",
+    "shapley",
+    "success",
+    "values",
+]

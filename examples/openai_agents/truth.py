@@ -50,8 +50,4 @@ def shapley(v: dict[tuple[str, ...], float]) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    v = values()
-    for coalition, value in v.items():
-        print(f"v({{{','.join(coalition)}}}) = {value:.4f}")
-    for slot, value in shapley(v).items():
-        print(f"phi[{slot}] = {value:.4f}")
+    gateway_truth.print_table(values(), SLOTS)
