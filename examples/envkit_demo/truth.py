@@ -21,10 +21,10 @@ is exactly 0. ``python truth.py`` prints the table for sim:weak -> sim:strong.
 from __future__ import annotations
 
 import itertools
-import math
 
 from tally_expert import DIFFICULTY
 
+from agentbus.sim import gateway_truth
 from agentbus.sim.expert import Upstream
 from agentbus.sim.model import probability_correct
 from agentbus.sim.profiles import BUILTIN, RoleSkill
@@ -75,17 +75,8 @@ def values(
 
 
 def shapley(v: dict[tuple[str, ...], float]) -> dict[str, float]:
-    """Exact Shapley values of the game ``v`` over SLOTS."""
-    n = len(SLOTS)
-    phi = dict.fromkeys(SLOTS, 0.0)
-    for coalition, value in v.items():
-        for slot in SLOTS:
-            if slot in coalition:
-                continue
-            with_slot = tuple(s for s in SLOTS if s in coalition or s == slot)
-            weight = math.factorial(len(coalition)) * math.factorial(n - len(coalition) - 1)
-            phi[slot] += weight / math.factorial(n) * (v[with_slot] - value)
-    return phi
+    """Exact Shapley values of the game ``v`` over SLOTS (the simulator's shared enumeration)."""
+    return gateway_truth.shapley(v, SLOTS)
 
 
 if __name__ == "__main__":
