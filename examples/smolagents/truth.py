@@ -18,6 +18,7 @@ enumerated exactly by :mod:`agentbus.sim.gateway_truth`; for the record):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from agentbus.sim import gateway_truth
@@ -45,14 +46,10 @@ def success(m: float | None, s: float | None) -> float:
     return gateway_truth.success(lambda ask: logic(ask, off), probs)
 
 
-def values(default: str = "weak", test: str = "strong") -> dict[tuple[str, ...], float]:
-    """v(S) for every coalition S (the slots on ``test``), both modules on."""
-    return gateway_truth.values(logic, SLOTS, default, test)
-
-
-def shapley(v: dict[tuple[str, ...], float]) -> dict[str, float]:
-    """Exact Shapley values of the game ``v`` over SLOTS."""
-    return gateway_truth.shapley(v, SLOTS)
+# v(S) for every coalition (the slots on ``test``, the rest on ``default``) and
+# the exact Shapley values over SLOTS: the shared enumeration bound to this logic.
+values = functools.partial(gateway_truth.values, logic, SLOTS)
+shapley = functools.partial(gateway_truth.shapley, slots=SLOTS)
 
 
 if __name__ == "__main__":
