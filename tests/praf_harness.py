@@ -70,3 +70,23 @@ async def run_praf(
         for i, task in enumerate(tasks):
             tg.start_soon(one, i, task)
     return [o for o in outcomes if o is not None]
+
+
+async def strong_and_weak(
+    tasks: Sequence[Task], env_factory: Callable[[], Environment], transport: SimTransport
+) -> tuple[list[Outcome], list[Outcome]]:
+    """All-strong and all-weak traced runs on one transport, each outcome checked.
+
+    Every environment's end-to-end test compares these two runs; the checks here
+    are the ones any environment must pass (a valued outcome, a reward in [0, 1],
+    at least one model call), so each test adds only its own.
+    """
+    runs = [
+        await run_praf(tasks, env_factory, dict.fromkeys(SLOTS, m), transport, trace=True)
+        for m in ("strong", "weak")
+    ]
+    strong, weak = runs
+    for o in strong + weak:
+        assert o.counts_for_value, o.reason
+        assert 0.0 <= o.reward <= 1.0 and o.llm_calls > 0
+    return strong, weak
