@@ -139,6 +139,17 @@ def child_env(ctx: AgentContext, base: Mapping[str, str] | None = None) -> dict[
     return env
 
 
+def command_argv(command: str) -> list[str]:
+    """``--agent-cmd``'s words as an argv; a user error when it has none or will not split."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UserError(f"--agent-cmd {command!r}: {exc}") from None
+    if not argv:
+        raise UserError("--agent-cmd is empty")
+    return argv
+
+
 class CommandAgent:
     """``--agent-cmd CMD``: one process per episode, task JSON in, result JSON out.
 
@@ -159,12 +170,7 @@ class CommandAgent:
         output_cap: int = OUTPUT_CAP,
         result_cap: int = RESULT_CAP,
     ) -> None:
-        try:
-            self.argv = shlex.split(command)
-        except ValueError as exc:
-            raise UserError(f"--agent-cmd {command!r}: {exc}") from None
-        if not self.argv:
-            raise UserError("--agent-cmd is empty")
+        self.argv = command_argv(command)
         self.label = command
         self.time_limit_s = time_limit_s
         self.cwd = cwd

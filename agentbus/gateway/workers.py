@@ -26,14 +26,12 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-import shlex
 from pathlib import Path
 from typing import Any
 
 import anyio
 import orjson
 
-from agentbus.errors import UserError
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import NONE, Isolation
 from agentbus.gateway.runners import (
@@ -47,6 +45,7 @@ from agentbus.gateway.runners import (
     _result,
     _size,
     _Tail,
+    command_argv,
 )
 
 
@@ -73,12 +72,7 @@ class WorkerAgent:
         output_cap: int = OUTPUT_CAP,
         result_cap: int = RESULT_CAP,
     ) -> None:
-        try:
-            self.argv = shlex.split(command)
-        except ValueError as exc:
-            raise UserError(f"--agent-cmd {command!r}: {exc}") from None
-        if not self.argv:
-            raise UserError("--agent-cmd is empty")
+        self.argv = command_argv(command)
         self.label = command
         self.time_limit_s = time_limit_s
         self.cwd = cwd
