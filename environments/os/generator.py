@@ -212,9 +212,20 @@ def hostname_file(rng: random.Random, i: int) -> OsTask:
 # --- process handling --------------------------------------------------------------
 
 
+def _until_running(secs: int, count: int = 1) -> str:
+    """Shell that waits (5 s at most) until ``count`` processes run exactly ``sleep secs``.
+
+    A background ``sleep`` is a forked shell until it execs; on a loaded machine
+    the init can return, and the agent's first ``pgrep`` run, before that, so a
+    correct answer would be scored wrong (CI saw 'how many' answered short).
+    """
+    found = f"$(pgrep -c -f '^sleep {secs}$')"
+    return f'for _ in $(seq 100); do [ "{found}" -ge {count} ] && break; sleep 0.05; done'
+
+
 def kill_process(rng: random.Random, i: int) -> OsTask:
     secs = rng.randint(400, 900)
-    init = f"sleep {secs} & sleep {secs + 1} &"
+    init = f"sleep {secs} & sleep {secs + 1} & {_until_running(secs)}; {_until_running(secs + 1)}"
     cmd = f"pkill -f 'sleep {secs}$'"
     check = f"! pgrep -f 'sleep {secs}$' >/dev/null && pgrep -f 'sleep {secs + 1}$' >/dev/null"
     desc = (
@@ -244,7 +255,10 @@ def renice_process(rng: random.Random, i: int) -> OsTask:
 def count_processes(rng: random.Random, i: int) -> OsTask:
     n = rng.randint(2, 6)
     secs = rng.randint(300, 899)
-    init = f"for k in $(seq {n}); do sleep {secs} & done; sleep {secs + 7} &"
+    init = (
+        f"for k in $(seq {n}); do sleep {secs} & done; sleep {secs + 7} & "
+        f"{_until_running(secs, n)}; {_until_running(secs + 7)}"
+    )
     cmd = f"pgrep -c -f 'sleep {secs}$'"
     desc = f"Task {i}: how many processes running exactly 'sleep {secs}' are there right now?"
     steps = [
@@ -258,8 +272,10 @@ def background_job(rng: random.Random, i: int) -> OsTask:
     (name,) = _pick(rng)
     secs = rng.randint(600, 999)
     cmd = f"sleep {secs} > /dev/null 2>&1 & echo $! > ~/{name}.pid"
+    # The agent's sleep may not have exec'd yet on a loaded machine: wait for it first.
     check = (
-        f'p=$(cat ~/{name}.pid) && kill -0 "$p" && [ "$(ps -o args= -p "$p")" = "sleep {secs}" ]'
+        f'p=$(cat ~/{name}.pid) && kill -0 "$p" && {_until_running(secs)} && '
+        f'[ "$(ps -o args= -p "$p")" = "sleep {secs}" ]'
     )
     desc = (
         f"Task {i}: start 'sleep {secs}' as a background process that keeps running, "
@@ -272,7 +288,7 @@ def background_job(rng: random.Random, i: int) -> OsTask:
 
 def find_pid(rng: random.Random, i: int) -> OsTask:
     secs = rng.randint(300, 899)
-    init = f"sleep {secs} & sleep {secs + 3} &"
+    init = f"sleep {secs} & sleep {secs + 3} & {_until_running(secs)}; {_until_running(secs + 3)}"
     cmd = f"pgrep -f 'sleep {secs}$'"
     check = f'[ "$(echo $1)" = "$(pgrep -f \'sleep {secs}$\')" ]'
     desc = f"Task {i}: what is the PID of the process running 'sleep {secs}'?"
