@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import structlog as _structlog
 
 from agentbus import logs as _logs
+from agentbus.core import old_paths as _old_paths
 from agentbus.core import registry
 
 if TYPE_CHECKING:
@@ -267,3 +268,4 @@ __all__ = [
     "waiting_for_slot",
 ]
 __version__ = "0.1.0"
+_old_paths.install()  # `import agentbus.events` and the other pre-core paths still work
