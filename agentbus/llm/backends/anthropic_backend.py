@@ -28,14 +28,9 @@ from typing import Any, ClassVar
 import anthropic
 from anthropic import AsyncAnthropic
 
-from agentbus.llm.backends.base import Backend, BackendContext, sdk_upstream_error
+from agentbus.llm.backends.base import Backend, sdk_errors
 from agentbus.llm.backends.openai_backend import http_client_for, timeout_for
-from agentbus.llm.config import EndpointLimits
 from agentbus.llm.pacing import report_headers
-from agentbus.llm.retry import (
-    UpstreamError,
-)
-from agentbus.llm.spec import ModelSpec
 from agentbus.llm.streaming import current_sink, read_anthropic_stream
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 
@@ -92,11 +87,6 @@ def cache_marked_turns(turns: list[dict[str, str]]) -> list[dict[str, Any]]:
     return [{"role": "user", "content": blocks}, *turns[1:]]
 
 
-def upstream_error(exc: Exception, label: str) -> UpstreamError | None:
-    """Classify an ``anthropic`` SDK exception (``None`` when it is not one we know)."""
-    return sdk_upstream_error(anthropic, exc, label)
-
-
 class AnthropicBackend(Backend):
     """``anthropic:MODEL`` (or ``anthropic:URL#MODEL`` for a compatible server)."""
 
@@ -105,20 +95,13 @@ class AnthropicBackend(Backend):
     key_required: ClassVar[bool] = True
     adaptive_default: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        endpoint: str | None,
-        limits: EndpointLimits,
-        context: BackendContext,
-    ) -> None:
-        super().__init__(spec, endpoint, limits, context)
+    def setup(self) -> None:
         self._client = AsyncAnthropic(
             api_key=self._api_key(),
-            base_url=_sdk_base_url(endpoint),
+            base_url=_sdk_base_url(self.endpoint),
             max_retries=0,
-            timeout=timeout_for(limits, anthropic),
-            http_client=http_client_for(limits, context.http_client, anthropic),
+            timeout=timeout_for(self.limits, anthropic),
+            http_client=http_client_for(self.limits, self.context.http_client, anthropic),
         )
 
     def request_options(self, messages: Sequence[ChatMessage], params: SamplingParams) -> dict:
@@ -145,7 +128,7 @@ class AnthropicBackend(Backend):
     async def complete(self, messages: Sequence[ChatMessage], params: SamplingParams) -> Completion:
         start = time.perf_counter()
         sink = current_sink()  # someone streams this call (agentbus/llm/streaming.py)
-        try:
+        with sdk_errors(anthropic, self.label):
             if sink is not None:
                 return await self._streamed(messages, params, sink, start)
             # the raw response too: its rate-limit headers pace the next requests
@@ -156,11 +139,6 @@ class AnthropicBackend(Backend):
             response = raw.parse()  # async from anthropic 2 on, plain before
             if inspect.isawaitable(response):
                 response = await response
-        except anthropic.AnthropicError as exc:
-            err = upstream_error(exc, self.label)
-            if err is None:
-                raise
-            raise err from exc
         latency = time.perf_counter() - start
         text = "".join(
             getattr(block, "text", "") for block in response.content if block.type == "text"

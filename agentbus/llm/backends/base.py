@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -75,6 +76,14 @@ class Backend(ABC):
         self.endpoint = endpoint
         self.limits = limits
         self.context = context
+        self.setup()
+
+    def setup(self) -> None:  # noqa: B027 (optional hook, nothing to set up by default)
+        """Build what the calls need (an SDK client, a transport) from the fields above.
+
+        ``__init__`` calls it last, so a backend adds its client here instead
+        of repeating the constructor's signature.
+        """
 
     @classmethod
     def endpoints(cls, spec: ModelSpec, context: BackendContext) -> list[str | None]:
@@ -155,6 +164,19 @@ def sdk_upstream_error(sdk: Any, exc: Exception, label: str) -> UpstreamError | 
     if isinstance(exc, sdk.APIError):
         return UpstreamError(f"{label}: bad response ({short(str(exc))})", kind="server")
     return None
+
+
+@contextmanager
+def sdk_errors(sdk: Any, label: str) -> Iterator[None]:
+    """Inside the block, an SDK exception :func:`sdk_upstream_error` knows leaves as an
+    :class:`~agentbus.llm.retry.UpstreamError`; anything else passes unchanged."""
+    try:
+        yield
+    except Exception as exc:
+        err = sdk_upstream_error(sdk, exc, label)
+        if err is None:
+            raise
+        raise err from exc
 
 
 def _body_text(exc: Any) -> str:

@@ -20,14 +20,13 @@ from urllib.parse import urlsplit
 import openai
 from openai import AsyncOpenAI
 
-from agentbus.llm.backends.base import Backend, BackendContext, sdk_upstream_error
+from agentbus.llm.backends.base import Backend, sdk_errors
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.http_module import http_module
 from agentbus.llm.pacing import report_headers
 from agentbus.llm.retry import (
     UpstreamError,
 )
-from agentbus.llm.spec import ModelSpec
 from agentbus.llm.streaming import current_sink, read_openai_stream
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams, ToolCall
 
@@ -97,11 +96,6 @@ def token_limit_param(preferred: str, endpoint: str | None) -> str:
     return "max_tokens"
 
 
-def upstream_error(exc: Exception, label: str) -> UpstreamError | None:
-    """Classify an ``openai`` SDK exception (``None`` when it is not one we know)."""
-    return sdk_upstream_error(openai, exc, label)
-
-
 class OpenAIBackend(Backend):
     """``openai:MODEL``: OpenAI's chat completions API (or a compatible gateway)."""
 
@@ -115,22 +109,15 @@ class OpenAIBackend(Backend):
     max_tokens_param: ClassVar[str] = "max_completion_tokens"
     supports_tools: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        endpoint: str | None,
-        limits: EndpointLimits,
-        context: BackendContext,
-    ) -> None:
-        super().__init__(spec, endpoint, limits, context)
+    def setup(self) -> None:
         #: the output-limit parameter this endpoint honours (see token_limit_param)
-        self.token_param = token_limit_param(self.max_tokens_param, endpoint)
+        self.token_param = token_limit_param(self.max_tokens_param, self.endpoint)
         self._client = AsyncOpenAI(
             api_key=self._api_key(),
-            base_url=endpoint,
+            base_url=self.endpoint,
             max_retries=0,
-            timeout=timeout_for(limits),
-            http_client=http_client_for(limits, context.http_client),
+            timeout=timeout_for(self.limits),
+            http_client=http_client_for(self.limits, self.context.http_client),
         )
 
     def request_options(self, params: SamplingParams) -> dict[str, Any]:
@@ -161,7 +148,7 @@ class OpenAIBackend(Backend):
         options = self.request_options(params)
         if sink is not None:
             options.update(stream=True, stream_options={"include_usage": True})
-        try:
+        with sdk_errors(openai, self.label):
             # the raw response too: its rate-limit headers pace the next requests
             raw = await self._client.chat.completions.with_raw_response.create(
                 model=self.spec.model,
@@ -174,11 +161,6 @@ class OpenAIBackend(Backend):
             if sink is not None:
                 return await read_openai_stream(raw.parse(), sink, self.spec.model, start)
             response = raw.parse()
-        except openai.OpenAIError as exc:
-            err = upstream_error(exc, self.label)
-            if err is None:
-                raise
-            raise err from exc
         latency = time.perf_counter() - start
         if not response.choices:
             raise UpstreamError(f"{self.label}: response without choices", kind="server")

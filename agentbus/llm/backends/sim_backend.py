@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 from agentbus.errors import InfraError, UserError
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.backends.openai_backend import VLLMBackend
-from agentbus.llm.config import EndpointLimits
 from agentbus.llm.retry import ErrorKind, UpstreamError, is_context_overflow, kind_for_status
 from agentbus.llm.spec import ModelSpec
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
@@ -43,23 +42,16 @@ class SimBackend(Backend):
     #: the simulator parses tool calls out of its answers when tools are offered
     supports_tools: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        endpoint: str | None,
-        limits: EndpointLimits,
-        context: BackendContext,
-    ) -> None:
-        super().__init__(spec, endpoint, limits, context)
-        sim = _require_sim(spec, context)
+    def setup(self) -> None:
+        sim = _require_sim(self.spec, self.context)
         self._http: _SimHTTP | None = None
         self._transport: Any = None
-        if endpoint == INPROCESS:
+        if self.endpoint == INPROCESS:
             self._transport = getattr(sim, "transport", None)
             if self._transport is None:
-                raise UserError(f"model {spec.key}: the simulator has no in-process transport")
+                raise UserError(f"model {self.spec.key}: the simulator has no in-process transport")
         else:
-            self._http = _SimHTTP(spec, endpoint, limits, context)
+            self._http = _SimHTTP(self.spec, self.endpoint, self.limits, self.context)
 
     @classmethod
     def endpoints(cls, spec: ModelSpec, context: BackendContext) -> list[str | None]:
