@@ -12,30 +12,41 @@ the tables' seeds, 1,000,000 on, and the pools', 800,000 on), and checks
 each printed Shapley interval (results.json ``ci_low``/``ci_high``) against
 the stored table's Shapley value (``python -m agentbus.truth show``).
 
-The table's own standard error (about 0.004) is small against the
-intervals of a 5-15 task run (0.1-0.5), so it is ignored here.
+The table's own standard error (printed, 0.002-0.005) is small against the
+intervals of a 5-15 task run (0.1-0.5), so a hit is counted against the
+table's value as it stands.
 
 Runtime. A run of T tasks plays 16 T episodes at ``--sim-speed 0`` in
-process. Measured: ``--runs 8 --jobs 1 --sizes 5,10`` (32 runs) took 817 s
-wall at nice 10 on a loaded 2-core machine and 3.7 s of CPU per run. The
-full measurement (150 runs per cell, sizes 5, 10, 15, math and ticket) is
-900 runs, about an hour of CPU (more for the 15-task runs): ``--jobs`` runs
-that many at once.
+process: 1.7-5.3 s of CPU per run (ticket 5 tasks to math 15 tasks), about
+3,100 CPU seconds for the full measurement (150 runs per cell, sizes 5, 10,
+15, math and ticket: 900 runs). ``--jobs`` runs that many at once; the runs
+are submitted cell by cell in turn, so ``--deadline`` (stop starting runs
+after that many seconds) leaves every cell with about the same number.
+``--out`` keeps every run's intervals as JSON (written as the runs end), and
+``--report FILE`` prints the table again from such a file.
 
-    python benchmarks/small_run_coverage.py                      # the full measurement
-    python benchmarks/small_run_coverage.py --runs 20 --jobs 2   # a reduced one
+    python benchmarks/small_run_coverage.py --jobs 16 --out cov.json   # the full measurement
+    python benchmarks/small_run_coverage.py --runs 20 --jobs 2         # a reduced one
+
+It runs where agentbus is not installed too: ``PYTHONPATH=/tmp/site:.`` (the
+dependencies' wheels unpacked in /tmp/site, the repository root holding
+agentbus.egg-info for the entry points) is passed on to the runs as absolute
+paths, since each run starts in a temporary directory.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,21 +58,97 @@ ENVS = ("math", "ticket")
 SIZES = (5, 10, 15)
 #: seeds of these runs: apart from the truth tables' (1,000,000 on) and the pools' (800,000 on)
 SEED0 = 600_000
+#: a run that takes longer than this (seconds) is killed and counted as failed
+RUN_TIMEOUT = 900
 
 
-def one_run(env: str, tasks: int, seed: int) -> dict[str, tuple[float, float]]:
-    """(ci_low, ci_high) per slot of one command-line run."""
+def child_env() -> dict[str, str]:
+    """The environment for a run: PYTHONPATH's entries made absolute (runs start elsewhere)."""
+    env = dict(os.environ)
+    if env.get("PYTHONPATH"):
+        parts = env["PYTHONPATH"].split(os.pathsep)
+        env["PYTHONPATH"] = os.pathsep.join(str(Path(p or ".").resolve()) for p in parts)
+    return env
+
+
+def one_run(env: str, tasks: int, seed: int) -> dict[str, Any]:
+    """One command-line run: per slot (estimate, ci_low, ci_high), its CPU and wall seconds."""
+    args = [sys.executable, "-m", "agentbus.run", "--env", env, "--tasks", str(tasks)]
+    args += ["--seed", str(seed), "--sim-speed", "0", "--sim-transport", "inprocess"]
+    args += ["--progress", "off", "--no-plots", "--no-trace"]
+    start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
-        args = [sys.executable, "-m", "agentbus.run", "--env", env, "--tasks", str(tasks)]
-        args += ["--seed", str(seed), "--sim-speed", "0", "--sim-transport", "inprocess"]
-        args += ["--progress", "off", "--no-plots", "--no-trace", "--run-dir", str(run_dir)]
-        done = subprocess.run(args, capture_output=True, text=True, timeout=900, cwd=tmp)
-        if done.returncode != 0:
-            raise RuntimeError(f"{env} {tasks} tasks seed {seed}: {done.stderr[-500:]}")
+        log = Path(tmp) / "log"
+        with log.open("w") as out:
+            proc = subprocess.Popen(
+                [*args, "--run-dir", str(run_dir)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=tmp,
+                env=child_env(),
+            )
+            killer = threading.Timer(RUN_TIMEOUT, proc.kill)
+            killer.start()
+            # wait4, not wait: the run's own CPU time (rusage of this child alone)
+            _, status, usage = os.wait4(proc.pid, 0)
+            killer.cancel()
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{env} {tasks} tasks seed {seed}: {log.read_text()[-500:]}")
         results = json.loads((run_dir / "results.json").read_text())
     rows = results["models"]["sim:strong"]["shapley"]
-    return {s: (float(r["ci_low"]), float(r["ci_high"])) for s, r in rows.items()}
+    slots = {s: [float(r[k]) for k in ("value", "ci_low", "ci_high")] for s, r in rows.items()}
+    cpu = usage.ru_utime + usage.ru_stime
+    wall = time.perf_counter() - start
+    return {"env": env, "tasks": tasks, "seed": seed, "cpu_s": cpu, "wall_s": wall, "slots": slots}
+
+
+def truths(envs: list[str]) -> dict[str, dict[str, list[float]]]:
+    """Per environment and slot: the stored table's Shapley value and its standard error."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for env in envs:
+        t = true_values(load(env, "sim:weak", "sim:strong"))
+        out[env] = {
+            s: [float(v), float(e)]
+            for s, v, e in zip(t["slots"], t["shapley"], t["shapley_se"], strict=True)
+        }
+    return out
+
+
+def report(data: dict[str, Any]) -> None:
+    """Print per cell and slot: coverage, its Wilson interval, misses below/above, the bias."""
+    runs, meta = data["runs"], data["meta"]
+    print(f"command-line runs against the stored tables (weak vs strong); {meta['note']}")
+    head = "env      tasks  slot           n  coverage  95% Wilson      miss lo/hi"
+    print(head + "  truth phi (se)    mean est - truth (se)  mean half-width")
+    for env, phi in data["truth"].items():
+        for tasks in meta["sizes"]:
+            cell = [r for r in runs if r["env"] == env and r["tasks"] == tasks]
+            if not cell:
+                continue
+            for slot, (value, se) in phi.items():
+                est = np.array([r["slots"][slot] for r in cell])
+                below, above = int(np.sum(est[:, 2] < value)), int(np.sum(est[:, 1] > value))
+                hits = len(cell) - below - above
+                lo, hi = wilson(hits, len(cell))
+                bias = est[:, 0].mean() - value
+                bias_se = est[:, 0].std(ddof=1) / np.sqrt(len(cell)) if len(cell) > 1 else 0.0
+                half = np.mean(est[:, 2] - est[:, 1]) / 2
+                print(
+                    f"{env:8s} {tasks:5d}  {slot:11s} {len(cell):4d} {hits / len(cell):9.3f}"
+                    f"  [{lo:.3f}, {hi:.3f}]  {below:4d}/{above:<4d}  {value:+.3f} ({se:.3f})"
+                    f"   {bias:+.4f} ({bias_se:.4f})        {half:.3f}"
+                )
+            cpu = np.mean([r["cpu_s"] for r in cell])
+            print(f"{env:8s} {tasks:5d}  CPU per run {cpu:.2f} s")
+    print(f"failed runs: {len(data['failed'])}")
+    for line in data["failed"][:5]:
+        print(f"  {line}")
+    print(
+        f"runtime {meta['wall_s']:.0f} s wall, {meta['jobs']} at once on {meta['cpus']} CPUs,"
+        f" {sum(r['cpu_s'] for r in runs):.0f} CPU s in the runs; {meta['python']}"
+    )
 
 
 def main() -> None:
@@ -70,32 +157,42 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="runs at once")
     parser.add_argument("--envs", default=",".join(ENVS))
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--deadline", type=float, help="start no run after this many seconds")
+    parser.add_argument("--out", type=Path, help="write every run's intervals here (JSON)")
+    parser.add_argument("--report", type=Path, help="print the table of an --out file and stop")
     args = parser.parse_args()
+    if args.report:
+        report(json.loads(args.report.read_text()))
+        return
     start = time.perf_counter()
     envs = args.envs.split(",")
     sizes = [int(x) for x in args.sizes.split(",")]
-    print(f"{args.runs} command-line runs per cell; truth: the stored tables (weak vs strong)")
-    print("env      tasks  slot         coverage  95% Wilson       truth phi")
-    for env in envs:
-        table = load(env, "sim:weak", "sim:strong")
-        truth = true_values(table)
-        phi = dict(zip(truth["slots"], truth["shapley"], strict=True))
-        for tasks in sizes:
-            seeds = [SEED0 + 1000 * tasks + r for r in range(args.runs)]
-            with ThreadPoolExecutor(args.jobs) as pool:
-                runs = list(pool.map(lambda s, e=env, t=tasks: one_run(e, t, s), seeds))
-            for slot, value in phi.items():
-                hits = int(sum(lo <= value <= hi for lo, hi in (r[slot] for r in runs)))
-                lo, hi = wilson(hits, len(runs))
-                print(
-                    f"{env:8s} {tasks:5d}  {slot:11s} {hits / len(runs):9.3f}"
-                    f"  [{lo:.3f}, {hi:.3f}]  {value:+.3f}"
-                )
-            pooled = np.mean(
-                [lo <= phi[s] <= hi for r in runs for s, (lo, hi) in r.items() if s in phi]
-            )
-            print(f"{env:8s} {tasks:5d}  pooled      {pooled:9.3f}")
-    print(f"runtime {time.perf_counter() - start:.0f} s wall, {args.jobs} at once")
+    note = f"{args.runs} runs per cell asked, seeds {SEED0} + 1000 T + r"
+    meta = {"note": note, "sizes": sizes, "jobs": args.jobs, "cpus": os.cpu_count()}
+    meta["python"] = sys.version.split()[0]
+    data: dict[str, Any] = {"meta": meta, "truth": truths(envs), "runs": [], "failed": []}
+    # cell by cell in turn, so that a deadline leaves every cell with about as many runs
+    order = [(e, t, SEED0 + 1000 * t + r) for r in range(args.runs) for t in sizes for e in envs]
+    with ThreadPoolExecutor(args.jobs) as pool:
+        futures = [pool.submit(one_run, *job) for job in order]
+        for i, fut in enumerate(as_completed(futures)):
+            if fut.cancelled():
+                continue
+            try:
+                data["runs"].append(fut.result())
+            except RuntimeError as exc:
+                data["failed"].append(str(exc))
+            late = args.deadline is not None and time.perf_counter() - start > args.deadline
+            if late:
+                for other in futures:
+                    other.cancel()
+            if args.out and (i % 50 == 49 or late):
+                meta["wall_s"] = time.perf_counter() - start
+                args.out.write_text(json.dumps(data))
+    meta["wall_s"] = time.perf_counter() - start
+    if args.out:
+        args.out.write_text(json.dumps(data))
+    report(data)
 
 
 if __name__ == "__main__":
