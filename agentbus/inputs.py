@@ -10,6 +10,11 @@ costs one clear line (a :class:`UserError`), not the machine.
 Parsers recurse on nesting: ``json`` and ``tomllib`` raise ``RecursionError``
 on a document nested a few thousand levels deep. :func:`json_loads` turns that
 into the ``json.JSONDecodeError`` every loader already handles.
+
+Lines of JSON that others wrote (an event log, an agent's stdout, a blame
+log) are read one at a time and may be torn, another JSON value or no JSON at
+all: :func:`json_object` gives the object a line holds, or None, so each
+reader says only what it skips, not again how.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import os
 import stat
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from agentbus.errors import UserError
 
@@ -127,12 +134,22 @@ def json_loads(text: str | bytes) -> Any:
         raise json.JSONDecodeError("nested too deeply to parse", doc, 0) from None
 
 
+def json_object(line: str | bytes) -> dict[str, Any] | None:
+    """The JSON object ``line`` holds; None for a line that is not JSON or not an object."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 __all__ = [
     "CONFIG_LIMIT_MB",
     "DATASET_LIMIT_MB",
     "check_file",
     "dataset_limit",
     "json_loads",
+    "json_object",
     "read_bounded",
     "read_text",
 ]

@@ -30,6 +30,7 @@ from agentbus.core.environment import Task
 from agentbus.core.events import EPISODE_ENDED
 from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
+from agentbus.inputs import json_object
 from agentbus.llm.cache import CompletionCache
 from agentbus.llm.router import LLMRouter
 from agentbus.replay.calls import Call, Intervention, recorded_calls
@@ -82,11 +83,8 @@ def load_records(run_dir: Path) -> list[EpisodeRecord]:
             for line in f:
                 if b'"episode.ended"' not in line:
                     continue
-                try:
-                    event = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue
-                if event.get("type") != EPISODE_ENDED:
+                event = json_object(line)
+                if event is None or event.get("type") != EPISODE_ENDED:
                     continue
                 record = EpisodeRecord.parse(event.get("data", event))
                 if record is not None and record.counts:
@@ -134,12 +132,9 @@ def done_verdicts(
         return out
     with path.open("rb") as f:
         for line in f:
-            try:
-                entry = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
+            entry = json_object(line)
             if (
-                isinstance(entry, dict)
+                entry is not None
                 and entry.get("repair") == repair
                 and entry.get("confirm", 0) == confirm
                 and entry.get("placebo", 0) == placebo

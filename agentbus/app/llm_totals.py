@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from agentbus.core.events import RUN_STARTED
+from agentbus.inputs import json_object
 
 
 def run_llm_totals(log: Path) -> dict[str, Any]:
@@ -72,11 +73,8 @@ def _processes(log: Path) -> int:
     with open(log, "rb") as fh:
         for line in fh:
             if marker in line and b'"type"' in line:
-                try:
-                    event = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue
-                count += isinstance(event, dict) and event.get("type") == RUN_STARTED
+                event = json_object(line)
+                count += event is not None and event.get("type") == RUN_STARTED
     return count
 
 

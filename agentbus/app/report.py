@@ -22,6 +22,7 @@ from rich.console import Console
 
 from agentbus.answers import answer_markdown, answer_summary
 from agentbus.errors import UserError
+from agentbus.inputs import json_object
 from agentbus.pipes import pipe_safe
 
 EVENTS = "events.jsonl"
@@ -201,11 +202,8 @@ def _anytime_horizon(log: Path) -> float | None:
         for line in fh:
             if marker not in line:
                 continue
-            try:
-                event = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if not isinstance(event, dict) or event.get("type") != RUN_STARTED:
+            event = json_object(line)
+            if event is None or event.get("type") != RUN_STARTED:
                 continue
             total = event.get("total")
             if isinstance(total, int) and total > 0:

@@ -34,6 +34,7 @@ from agentbus.gateway.context import AgentContext
 from agentbus.gateway.deadline import agent_deadline
 from agentbus.gateway.isolation import NONE, Isolation
 from agentbus.gateway.scorers import load_callable
+from agentbus.inputs import json_object
 
 #: variables a command agent inherits from agentbus's environment (all others are dropped)
 PASSED_ENV: tuple[str, ...] = (
@@ -119,14 +120,8 @@ class CallableAgent:
 def last_json_object(text: str) -> dict[str, Any] | None:
     """The last non-empty line of ``text`` that parses as a JSON object."""
     for line in reversed(text.splitlines()):
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
+        value = json_object(line.strip())  # None for a blank or log line
+        if value is not None:
             return value
     return None
 

@@ -47,6 +47,7 @@ from agentbus.gateway.runners import (
     _Tail,
     command_argv,
 )
+from agentbus.inputs import json_object
 
 
 class _Worker:
@@ -184,11 +185,8 @@ class WorkerAgent:
                     f"{_size(self.output_cap)} on stdout for one task; killed"
                 )
                 return
-            try:
-                value = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(value, dict):
+            value = json_object(raw)
+            if value is not None:
                 found.append(value)
                 return
 

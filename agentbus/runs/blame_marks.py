@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
+from agentbus.inputs import json_object
 
 FILE = "blame.jsonl"
 
@@ -28,11 +28,8 @@ def verdicts(run_dir: Path) -> dict[str, dict[str, Any]]:
     except OSError:
         return out
     for line in raw.splitlines():
-        try:
-            entry = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(entry, dict) and isinstance(entry.get("episode_id"), str):
+        entry = json_object(line)
+        if entry is not None and isinstance(entry.get("episode_id"), str):
             out[entry["episode_id"]] = {k: entry.get(k) for k in _MARK}
     return out
 

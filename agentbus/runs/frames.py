@@ -29,6 +29,7 @@ import orjson
 from agentbus.core.events import EPISODE_ENDED
 from agentbus.core.outcome import kind_counts
 from agentbus.errors import UserError
+from agentbus.inputs import json_object
 from agentbus.runs.episodes import coalition_key_of, failure_kind
 from agentbus.runs.runlog import RESULTS, check_run_dir, read_json
 from agentbus.runs.store import EVENTS
@@ -52,11 +53,8 @@ def _counted_events(run_dir: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for number, raw in enumerate(fh, 1):
             if _ENDED_NEEDLE not in raw or not raw.endswith(b"\n"):
                 continue
-            try:
-                event = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if not isinstance(event, dict) or event.get("type") != EPISODE_ENDED:
+            event = json_object(raw)
+            if event is None or event.get("type") != EPISODE_ENDED:
                 continue
             eid = event.get("episode_id")
             outcome = event.get("outcome")

@@ -20,6 +20,7 @@ import orjson
 from agentbus.core.events import EPISODE_ENDED
 from agentbus.core.outcome import kind_counts
 from agentbus.errors import UserError
+from agentbus.inputs import json_object
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.store import EVENTS, MANIFEST, RunStore
 
@@ -111,13 +112,7 @@ class ReadOnlyStore(RunStore):
 
 
 def _parse(raw: bytes) -> dict[str, Any] | None:
-    if not raw.endswith(b"\n"):
-        return None
-    try:
-        event = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    return event if isinstance(event, dict) else None
+    return json_object(raw) if raw.endswith(b"\n") else None
 
 
 def scan(run_dir: Path) -> EpisodeIndex:
@@ -127,13 +122,10 @@ def scan(run_dir: Path) -> EpisodeIndex:
     try:
         with open(run_dir / EVENTS, "rb") as fh:
             for line, raw in enumerate(fh):
-                if b'"episode.ended"' not in raw or not raw.endswith(b"\n"):
+                if b'"episode.ended"' not in raw:
                     continue
-                try:
-                    event = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(event, dict):
+                event = _parse(raw)
+                if event is not None:
                     index.add(event, line)
     except OSError as exc:
         raise UserError(f"cannot read {run_dir / EVENTS}: {exc.strerror or exc}") from None
@@ -149,11 +141,8 @@ def episode_event(run_dir: Path, episode_id: str) -> dict[str, Any] | None:
         for raw in fh:
             if needle not in raw or b'"episode.ended"' not in raw:
                 continue
-            try:
-                event = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if not isinstance(event, dict) or event.get("episode_id") != episode_id:
+            event = json_object(raw)
+            if event is None or event.get("episode_id") != episode_id:
                 continue
             if event.get("type") != EPISODE_ENDED:
                 continue
