@@ -37,6 +37,7 @@ from environments.git.model import GitModel, normalise
 from environments.git.narrate import describe, differences
 from environments.git.solver import Solver
 from environments.git.tasks import task_puzzle
+from environments.skill import felt
 
 _SECTION = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
 _ROUND = re.compile(
@@ -93,14 +94,6 @@ def _playable(action: str) -> bool:
 LEVEL_DIFFICULTY: dict[int, float] = {1: 0.0, 2: 0.5, 3: 1.0, 4: 1.5, 5: 2.0}
 #: standard deviation of a puzzle's own part of the penalty (fixed per task id)
 TASK_SPREAD = 1.5
-#: how much of the difficulty each role feels (a plan or a critique is easier
-#: to get right than the exact next command)
-ROLE_WEIGHT: dict[str, float] = {
-    "planning": 0.5,
-    "reasoning": 1.0,
-    "action": 1.0,
-    "reflection": 0.25,
-}
 
 
 def difficulty(task: Task) -> float:
@@ -254,7 +247,7 @@ class GitExpert:
             plan=plan_ok,
             thought=thought_ok,
             reflection=reflection_ok,
-            difficulty=difficulty(task) * ROLE_WEIGHT.get(query.role, 1.0),
+            difficulty=felt(difficulty(task), query.role),
         )
 
     # --- writing answers ---------------------------------------------------------

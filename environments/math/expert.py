@@ -40,6 +40,7 @@ from environments.math.solution import (
     rounds,
     squash,
 )
+from environments.skill import felt
 
 ENV = "math"
 #: logit penalty of a task by its level (1-5), for every role and every model alike
@@ -50,16 +51,6 @@ TASK_SPREAD = 1.8
 DATASET_OFFSET = -0.9
 #: the spread of a dataset problem's own part (its level says more about it)
 DATASET_SPREAD = 1.1
-
-
-#: how much of the task's difficulty each role feels: naming the method and
-#: criticising a wrong answer are easier than carrying the computation through
-ROLE_WEIGHT: dict[str, float] = {
-    "planning": 0.5,
-    "reasoning": 1.0,
-    "action": 1.0,
-    "reflection": 0.25,
-}
 
 
 def difficulty(task: Task) -> float:
@@ -108,7 +99,7 @@ class MathExpert(ExpertKit[Solution]):
         # takes (the plan it reads is what moves it), see agentbus.sim.expert.ROLE_SKILLS
         if query.role in ROLE_SKILLS:
             query = replace(query, role=skill_role(query.role))
-        hard = self.difficulty(query.task) * ROLE_WEIGHT.get(query.role, 1.0)
+        hard = felt(self.difficulty(query.task), query.role)
         if query.role not in ("reasoning", "action", "reflection"):
             return Upstream(difficulty=hard)
         sol = self.solution(query.task)

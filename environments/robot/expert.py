@@ -32,6 +32,7 @@ from environments.robot.writer import (
     wrong_round,
     wrong_thought,
 )
+from environments.skill import felt
 
 _TASK_ID = re.compile(r"Robot collaboration task (\S+) \(kind:")
 #: how many understood prompts to keep (assess and respond see the same prompt)
@@ -42,14 +43,6 @@ _CACHE = 256
 KIND_DIFFICULTY: dict[str, float] = {"sweep": 1.0, "cabinet": 1.5, "sandwich": 1.5, "sort": 2.0}
 #: standard deviation of a scene's own part of the penalty (fixed per task id)
 TASK_SPREAD = 1.5
-#: how much of the difficulty each role feels (a plan or a critique is easier
-#: to get right than the exact round)
-ROLE_WEIGHT: dict[str, float] = {
-    "planning": 0.5,
-    "reasoning": 1.0,
-    "action": 1.0,
-    "reflection": 0.25,
-}
 
 
 def difficulty(task: Task) -> float:
@@ -125,7 +118,7 @@ class RobotExpert:
 
     # --- judging -----------------------------------------------------------------
     def assess(self, query: ExpertQuery) -> Upstream:
-        hard = difficulty(query.task) * ROLE_WEIGHT.get(query.role, 1.0)
+        hard = felt(difficulty(query.task), query.role)
         if query.role not in ("reasoning", "action", "reflection"):
             return Upstream(difficulty=hard)
         sit = self.situation(query)
