@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from agentbus.llm.tools import format_tool_call
 from agentbus.llm.types import ChatMessage, SamplingParams
@@ -95,25 +94,16 @@ def _params(
     tools: tuple[dict[str, Any], ...],
     hint: dict[str, Any] | None,
 ) -> SamplingParams:
-    if isinstance(stop, str):
-        stop = [stop]
-    t = body.get("temperature")
-    top_p = body.get("top_p")
-    try:
-        return SamplingParams(
-            temperature=temperature if t is None else t,
-            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
-            top_p=1.0 if top_p is None else top_p,
-            seed=body.get("seed"),
-            stop=tuple(stop or ()),
-            tools=tools,
-            extra={"agentbus_gateway": hint} if hint else {},
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise BadRequest(
-            f"invalid {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
-        ) from None
+    return SamplingParams.from_body(
+        body,
+        max_tokens=max_tokens,
+        stop=stop,
+        temperature=temperature,
+        default_max_tokens=DEFAULT_MAX_TOKENS,
+        error=lambda message, _param: BadRequest(message),
+        tools=tools,
+        extra={"agentbus_gateway": hint} if hint else {},
+    )
 
 
 def _module(body: dict[str, Any]) -> str:

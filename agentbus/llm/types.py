@@ -7,10 +7,10 @@ replica, with what caching, limits and retries, is decided by the LLM layer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 class ChatMessage(TypedDict):
@@ -39,6 +39,45 @@ class SamplingParams(BaseModel):
     def deterministic(self) -> bool:
         """True when the same prompt must give the same answer (cache is exact)."""
         return self.temperature == 0.0 or self.seed is not None
+
+    @classmethod
+    def from_body(
+        cls,
+        body: dict[str, Any],
+        *,
+        max_tokens: Any,
+        stop: Any,
+        temperature: float,
+        default_max_tokens: int,
+        error: Callable[[str, str], Exception],
+        **fields: Any,
+    ) -> SamplingParams:
+        """The sampling options of an OpenAI or Anthropic request body.
+
+        The simulator's server and the gateway read request bodies alike: the
+        protocol names where ``max_tokens`` and ``stop`` come from, a missing
+        temperature, top_p or max_tokens takes the given default, and a lone
+        stop string is a list of one. ``fields`` are further options (tools).
+        An invalid value raises ``error(message, param)`` for the first one
+        (each server's own 400 error).
+        """
+        if isinstance(stop, str):
+            stop = [stop]
+        t = body.get("temperature")
+        top_p = body.get("top_p")
+        try:
+            return cls(
+                temperature=temperature if t is None else t,
+                max_tokens=default_max_tokens if max_tokens is None else max_tokens,
+                top_p=1.0 if top_p is None else top_p,
+                seed=body.get("seed"),
+                stop=tuple(stop or ()),
+                **fields,
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            param = ".".join(str(p) for p in first["loc"])
+            raise error(f"invalid {param}: {first['msg']}", param) from None
 
 
 class ToolCall(BaseModel):

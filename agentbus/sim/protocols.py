@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.engine import SimRequest
@@ -56,27 +55,6 @@ def _text_of(content: Any, where: str) -> str:
     raise BadRequest(f"{where}: content must be a string or a list of parts", where)
 
 
-def _sampling(
-    body: dict[str, Any], *, max_tokens: int | None, stop: Any, default_temperature: float
-) -> SamplingParams:
-    if isinstance(stop, str):
-        stop = [stop]
-    temperature = body.get("temperature")
-    top_p = body.get("top_p")
-    try:
-        return SamplingParams(
-            temperature=default_temperature if temperature is None else temperature,
-            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
-            top_p=1.0 if top_p is None else top_p,
-            seed=body.get("seed"),
-            stop=tuple(stop or ()),
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        param = ".".join(str(p) for p in first["loc"])
-        raise BadRequest(f"invalid {param}: {first['msg']}", param) from None
-
-
 def _message(answer: SimAnswer) -> dict[str, Any]:
     """The assistant message of an OpenAI chat answer, with its function calls if any."""
     if not answer.tool_calls:
@@ -112,6 +90,9 @@ class Protocol:
     """Parsing and formatting for one route; the base is OpenAI chat completions."""
 
     name = "chat"
+    #: the ``object`` field of a whole answer and of a streamed chunk
+    answer_object = "chat.completion"
+    chunk_object = "chat.completion.chunk"
 
     def __init__(self) -> None:
         self.created = int(time.time())
@@ -138,11 +119,13 @@ class Protocol:
                 raise BadRequest(f"messages[{i}].role {role!r} is not supported", "role")
         if body.get("n", 1) != 1:
             raise BadRequest("only n=1 is supported", "n")
-        params = _sampling(
+        params = SamplingParams.from_body(
             body,
             max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
             stop=body.get("stop"),
-            default_temperature=1.0,
+            temperature=1.0,
+            default_max_tokens=DEFAULT_MAX_TOKENS,
+            error=BadRequest,
         )
         tools = body.get("tools")
         if tools is not None:
@@ -167,27 +150,29 @@ class Protocol:
             "total_tokens": answer.prompt_tokens + answer.completion_tokens,
         }
 
+    def choice(self, answer: SimAnswer) -> dict[str, Any]:
+        """The one choice of a whole answer."""
+        return {
+            "index": 0,
+            "message": _message(answer),
+            "logprobs": None,
+            "finish_reason": answer.finish_reason,
+        }
+
     def response(self, rid: str, model: str, answer: SimAnswer) -> dict[str, Any]:
         return {
             "id": rid,
-            "object": "chat.completion",
+            "object": self.answer_object,
             "created": self.created,
             "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": _message(answer),
-                    "logprobs": None,
-                    "finish_reason": answer.finish_reason,
-                }
-            ],
+            "choices": [self.choice(answer)],
             "usage": self.usage(answer),
         }
 
     def _chunk(self, rid: str, model: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
         return {
             "id": rid,
-            "object": "chat.completion.chunk",
+            "object": self.chunk_object,
             "created": self.created,
             "model": model,
             "choices": choices,
@@ -240,6 +225,8 @@ class CompletionsProtocol(Protocol):
     """OpenAI legacy ``/v1/completions``: ``prompt`` in, ``text`` out."""
 
     name = "completions"
+    answer_object = "text_completion"
+    chunk_object = "text_completion"
 
     def parse(self, body: dict[str, Any]) -> Parsed:
         prompt = body.get("prompt")
@@ -251,30 +238,12 @@ class CompletionsProtocol(Protocol):
         chat.pop("prompt")
         return super().parse(chat)
 
-    def response(self, rid: str, model: str, answer: SimAnswer) -> dict[str, Any]:
+    def choice(self, answer: SimAnswer) -> dict[str, Any]:
         return {
-            "id": rid,
-            "object": "text_completion",
-            "created": self.created,
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "text": answer.text,
-                    "logprobs": None,
-                    "finish_reason": answer.finish_reason,
-                }
-            ],
-            "usage": self.usage(answer),
-        }
-
-    def _chunk(self, rid: str, model: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "id": rid,
-            "object": "text_completion",
-            "created": self.created,
-            "model": model,
-            "choices": choices,
+            "index": 0,
+            "text": answer.text,
+            "logprobs": None,
+            "finish_reason": answer.finish_reason,
         }
 
     def stream_start(self, rid: str, model: str, parsed: Parsed) -> bytes:
@@ -315,8 +284,13 @@ class AnthropicProtocol(Protocol):
                 raise BadRequest(f"messages.{i}.role: must be 'user' or 'assistant'", "role")
             content = _text_of(m.get("content"), f"messages.{i}.content")
             messages.append({"role": role, "content": content})
-        params = _sampling(
-            body, max_tokens=max_tokens, stop=body.get("stop_sequences"), default_temperature=1.0
+        params = SamplingParams.from_body(
+            body,
+            max_tokens=max_tokens,
+            stop=body.get("stop_sequences"),
+            temperature=1.0,
+            default_max_tokens=DEFAULT_MAX_TOKENS,
+            error=BadRequest,
         )
         return Parsed(SimRequest(model, messages, params), stream=bool(body.get("stream")))
 
