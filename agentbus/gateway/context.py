@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,33 +33,24 @@ class AgentContext:
     @property
     def openai(self) -> Any:
         """An ``openai.AsyncOpenAI`` pointed at the gateway with the episode token."""
-        client = self._clients.get("openai")
-        if client is None:
-            import openai
-
-            client = openai.AsyncOpenAI(
-                base_url=self.base_url,
-                api_key=self.api_key,
-                max_retries=0,
-                http_client=self._pool("openai", openai),
-            )
-            self._clients["openai"] = client
-        return client
+        return self._client("openai", "AsyncOpenAI", self.base_url)
 
     @property
     def anthropic(self) -> Any:
         """An ``anthropic.AsyncAnthropic`` pointed at the gateway with the episode token."""
-        client = self._clients.get("anthropic")
-        if client is None:
-            import anthropic
+        return self._client("anthropic", "AsyncAnthropic", self.anthropic_base_url)
 
-            client = anthropic.AsyncAnthropic(
-                base_url=self.anthropic_base_url,
+    def _client(self, sdk_name: str, cls: str, base_url: str) -> Any:
+        """The SDK's client ``cls`` for this episode, made (the SDK imported) on first use."""
+        client = self._clients.get(sdk_name)
+        if client is None:
+            sdk = importlib.import_module(sdk_name)
+            client = self._clients[sdk_name] = getattr(sdk, cls)(
+                base_url=base_url,
                 api_key=self.api_key,
                 max_retries=0,
-                http_client=self._pool("anthropic", anthropic),
+                http_client=self._pool(sdk_name, sdk),
             )
-            self._clients["anthropic"] = client
         return client
 
     def _pool(self, name: str, sdk: Any) -> Any:
@@ -72,6 +66,16 @@ class AgentContext:
             pool = self.shared[name] = sdk.DefaultAsyncHttpxClient(limits=limits, timeout=600.0)
         return pool
 
+    def request(self, task: dict[str, Any]) -> dict[str, Any]:
+        """What a service (``--agent-url``) is posted and a worker reads, per episode."""
+        return {
+            "task": task,
+            "base_url": self.base_url,
+            "anthropic_base_url": self.anthropic_base_url,
+            "api_key": self.api_key,
+            "off_slots": sorted(self.off_slots),
+        }
+
     def env(self) -> dict[str, str]:
         """The environment variables a child process gets (the command agent's contract)."""
         return {
@@ -86,12 +90,15 @@ class AgentContext:
     async def aclose(self) -> None:
         """Close the SDK clients made for this episode (a shared pool stays open)."""
         if self.shared is None:
-            for client in self._clients.values():
-                try:
-                    await client.close()
-                except Exception:
-                    pass
+            await close_each(client.close for client in self._clients.values())
         self._clients.clear()
 
 
-__all__ = ["AgentContext"]
+async def close_each(closes: Iterable[Callable[[], Awaitable[object]]]) -> None:
+    """Await every close; one that fails (a half-made client) leaves the rest to close."""
+    for close in closes:
+        with contextlib.suppress(Exception):
+            await close()
+
+
+__all__ = ["AgentContext", "close_each"]

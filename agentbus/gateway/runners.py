@@ -22,6 +22,7 @@ import os
 import shlex
 import signal
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -145,14 +146,16 @@ def command_argv(command: str) -> list[str]:
     return argv
 
 
-class CommandAgent:
-    """``--agent-cmd CMD``: one process per episode, task JSON in, result JSON out.
+class CommandProcesses:
+    """What every ``--agent-cmd`` runner shares: its argv, its limits and how a process starts.
 
-    What it prints is read in chunks and bounded: past ``output_cap`` bytes on
-    stdout or stderr it is killed (the reason names the cap); only the last
-    ``result_cap`` bytes of stdout are kept, which must hold the result line,
-    and the last :data:`STDERR_TAIL` characters of stderr go into the record.
+    A process gets the ``env`` it is given (never agentbus's own environment),
+    runs in the isolation's sandbox in a process group of its own, and at most
+    ``max_processes`` run at once (:attr:`limiter`, held by the subclasses).
     """
+
+    #: whether the isolation's CPU-seconds limit applies (not to long-lived workers)
+    cpu_limited = True
 
     def __init__(
         self,
@@ -169,17 +172,14 @@ class CommandAgent:
         self.label = command
         self.time_limit_s = time_limit_s
         self.cwd = cwd
-        self.isolation = isolation
+        self.isolation = isolation if self.cpu_limited else replace(isolation, cpu_s=None)
         self.output_cap = output_cap
         self.result_cap = result_cap
         self.limiter = anyio.CapacityLimiter(max_processes)
         self.started = 0
 
-    async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
-        async with self.limiter:
-            return await self._run(task, ctx)
-
-    async def _run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
+    async def _spawn(self, env: dict[str, str], **options: Any) -> asyncio.subprocess.Process:
+        """Start the command with piped stdio; a start that fails is the agent's failure."""
         cwd = self.cwd if self.cwd is not None else Path.cwd()
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -187,14 +187,33 @@ class CommandAgent:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=self.isolation.env(child_env(ctx)),
+                env=self.isolation.env(env),
                 cwd=cwd,
                 start_new_session=True,  # its own process group, killed as one
                 preexec_fn=self.isolation.limits(),
+                **options,
             )
         except OSError as exc:
             raise AgentFailed(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
         self.started += 1
+        return proc
+
+
+class CommandAgent(CommandProcesses):
+    """``--agent-cmd CMD``: one process per episode, task JSON in, result JSON out.
+
+    What it prints is read in chunks and bounded: past ``output_cap`` bytes on
+    stdout or stderr it is killed (the reason names the cap); only the last
+    ``result_cap`` bytes of stdout are kept, which must hold the result line,
+    and the last :data:`STDERR_TAIL` characters of stderr go into the record.
+    """
+
+    async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
+        async with self.limiter:
+            return await self._run(task, ctx)
+
+    async def _run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
+        proc = await self._spawn(child_env(ctx))
         out = _Tail(self.result_cap + 1, "stdout")
         err = _Tail(STDERR_TAIL * 4, "stderr")
         over: list[str] = []
@@ -334,16 +353,11 @@ class HttpAgent:
                 connector=aiohttp.TCPConnector(limit=0),
                 timeout=aiohttp.ClientTimeout(total=self.time_limit_s),
             )
-        body = {
-            "task": task,
-            "base_url": ctx.base_url,
-            "anthropic_base_url": ctx.anthropic_base_url,
-            "api_key": ctx.api_key,
-            "off_slots": sorted(ctx.off_slots),
-        }
         try:
             async with self._session.post(
-                self.url, data=orjson.dumps(body), headers={"Content-Type": "application/json"}
+                self.url,
+                data=orjson.dumps(ctx.request(task)),
+                headers={"Content-Type": "application/json"},
             ) as response:
                 raw = await _read_upto(response.content, RESULT_CAP + 1)  # a result, no flood
                 status = response.status
@@ -381,6 +395,7 @@ __all__ = [
     "AgentRunner",
     "CallableAgent",
     "CommandAgent",
+    "CommandProcesses",
     "HttpAgent",
     "child_env",
     "last_json_object",

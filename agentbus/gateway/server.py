@@ -28,7 +28,7 @@ from aiohttp import web
 
 from agentbus.errors import ContextOverflow, InfraError, UserError
 from agentbus.gateway import responses
-from agentbus.gateway.context import AgentContext
+from agentbus.gateway.context import AgentContext, close_each
 from agentbus.gateway.limits import Limits
 from agentbus.gateway.messages import GatewayAnswer, GatewayRequest
 from agentbus.gateway.session import Refused, Session
@@ -119,11 +119,7 @@ class Gateway:
         return self.root_url
 
     async def stop(self) -> None:
-        for pool in self.pools.values():
-            try:
-                await pool.aclose()
-            except Exception:
-                pass
+        await close_each(pool.aclose for pool in self.pools.values())
         self.pools.clear()
         if self._client is not None:
             await self._client.close()

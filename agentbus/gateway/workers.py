@@ -24,28 +24,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import os
-from pathlib import Path
 from typing import Any
 
 import anyio
 import orjson
 
 from agentbus.gateway.context import AgentContext
-from agentbus.gateway.isolation import NONE, Isolation
 from agentbus.gateway.runners import (
     CHUNK,
-    OUTPUT_CAP,
     PASSED_ENV,
-    RESULT_CAP,
     STDERR_TAIL,
     AgentFailed,
+    CommandProcesses,
     _kill_group,
     _result,
     _size,
     _Tail,
-    command_argv,
 )
 from agentbus.inputs import json_object
 
@@ -59,51 +54,20 @@ class _Worker:
         self.served = 0
 
 
-class WorkerAgent:
+class WorkerAgent(CommandProcesses):
     """A pool of long-lived command agents (see the module docstring)."""
 
-    def __init__(
-        self,
-        command: str,
-        *,
-        time_limit_s: float = 300.0,
-        max_processes: int = 16,
-        cwd: Path | None = None,
-        isolation: Isolation = NONE,
-        output_cap: int = OUTPUT_CAP,
-        result_cap: int = RESULT_CAP,
-    ) -> None:
-        self.argv = command_argv(command)
-        self.label = command
-        self.time_limit_s = time_limit_s
-        self.cwd = cwd
-        self.isolation = dataclasses.replace(isolation, cpu_s=None)
-        self.output_cap = output_cap
-        self.result_cap = result_cap
-        self.limiter = anyio.CapacityLimiter(max_processes)
+    cpu_limited = False  # CPU seconds add up over a worker's life
+
+    def __init__(self, command: str, **options: Any) -> None:
+        super().__init__(command, **options)
         self.idle: list[_Worker] = []
-        self.started = 0
 
     async def _start(self) -> _Worker:
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         env["AGENTBUS_WORKER"] = "1"
-        cwd = self.cwd if self.cwd is not None else Path.cwd()
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.isolation.wrap(self.argv, cwd),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=self.isolation.env(env),
-                cwd=cwd,
-                start_new_session=True,
-                preexec_fn=self.isolation.limits(),
-                limit=self.result_cap + 1,  # a longer line is refused while it is read
-            )
-        except OSError as exc:
-            raise AgentFailed(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
-        self.started += 1
-        return _Worker(proc)
+        # asyncio's line limit: a longer line is refused while it is read
+        return _Worker(await self._spawn(env, limit=self.result_cap + 1))
 
     async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
         async with self.limiter:
@@ -123,13 +87,7 @@ class WorkerAgent:
     async def _exchange(
         self, worker: _Worker, task: dict[str, Any], ctx: AgentContext
     ) -> dict[str, Any]:
-        line = {
-            "task": task,
-            "base_url": ctx.base_url,
-            "anthropic_base_url": ctx.anthropic_base_url,
-            "api_key": ctx.api_key,
-            "off_slots": sorted(ctx.off_slots),
-        }
+        line = ctx.request(task)
         proc = worker.proc
         assert proc.stdin is not None and proc.stdout is not None
         found: list[dict[str, Any]] = []
