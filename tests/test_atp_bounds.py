@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from environments.atp.generator import generate
+from environments.atp.generator import linear_system, make
 from environments.atp.guard import _strip_coq_comments, refuse
 from environments.atp.prover import Checker, available
 from environments.sandbox import unavailable
@@ -31,9 +31,9 @@ FLOOD = 'Proof. intros. do 2000000 idtac "flooding the grader with output". lia.
 
 _CHILD = """
 import asyncio, json, resource, sys
-from environments.atp.generator import generate
+from environments.atp.generator import linear_system, make
 from environments.atp.prover import Checker
-problem = generate(1)[0]
+problem = make(linear_system, 0, 0)
 proof = sys.argv[1] or problem.reference
 result = asyncio.run(Checker().check(problem, proof))
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -65,7 +65,7 @@ def test_an_output_flood_is_stopped_and_agentbus_memory_does_not_grow() -> None:
 @needs_coq
 async def test_an_honest_proof_with_long_output_passes() -> None:
     """400 KB of output: the old grader cut it at 16 KiB, lost its verdict line and rejected it."""
-    problem = generate(1)[0]
+    problem = make(linear_system, 0, 0)
     noisy = 'Proof. intros. do 20000 idtac "an honest proof that talks a lot". lia. Qed.'
     result = await Checker().check(problem, noisy)
     assert result.accepted, result.message

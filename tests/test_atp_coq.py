@@ -30,7 +30,7 @@ from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.core.outcome import Outcome
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 from environments.atp.env import AtpEnvironment
-from environments.atp.generator import generate
+from environments.atp.generator import KINDS, generate, linear_system, make
 from environments.atp.guide import atp_guide
 from environments.atp.loader import load_problems
 from environments.atp.problem import Problem
@@ -131,12 +131,13 @@ async def test_capabench_reference_proofs_solve_their_episodes() -> None:
 
 @needs_coq
 async def test_generated_reference_proofs_are_accepted() -> None:
-    assert all(await _check_all(Checker(parallel=4), generate(10, seed=1)))
+    problems = [make(kind, 1, i) for i, kind in enumerate(KINDS * 2)]  # every kind twice
+    assert all(await _check_all(Checker(parallel=4), problems))
 
 
 @needs_coq
 async def test_cheats_are_refused_and_failures_show_goals() -> None:
-    problem = generate(1)[0]
+    problem = make(linear_system, 0, 0)
     checker = Checker()
     admitted = await checker.check(problem, "Proof. intros. Admitted.")
     assert not admitted.accepted and "Admitted" in admitted.message
@@ -152,7 +153,7 @@ async def test_cheats_are_refused_and_failures_show_goals() -> None:
 
 @needs_coq
 async def test_an_axiom_in_the_file_is_caught_by_print_assumptions() -> None:
-    base = generate(1)[0]
+    base = make(linear_system, 0, 0)
     source = base.source.replace(" Fact ", " Axiom everything : forall P : Prop, P.\n Fact ", 1)
     # the reference proof does not need it, so the problem's own context does not hold it
     problem = Problem(base.id, "coq", source, base.theorem, base.reference)

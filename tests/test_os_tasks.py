@@ -6,7 +6,7 @@ is a git level and is refused) and every template of the built-in generator.
 
 from __future__ import annotations
 
-import random
+from collections import Counter
 from pathlib import Path
 
 import anyio
@@ -14,7 +14,7 @@ import pytest
 
 from agentbus import TaskSource, UserError
 from environments.os.env import OsEnvironment
-from environments.os.generator import CATEGORIES, generate
+from environments.os.generator import CATEGORIES, generate, maker_at
 from environments.os.judge import judge, prepare
 from environments.os.loader import load_path
 from environments.os.task import OsTask
@@ -60,10 +60,8 @@ def test_a_git_level_in_the_os_folder_is_refused_in_one_line() -> None:
 
 
 def _template_of(i: int, seed: int) -> str:
-    """Which template made generated task ``i`` (the generator's own draw, replayed)."""
-    rng = random.Random(f"os:{seed}:{i}")
-    _, makers = CATEGORIES[i % len(CATEGORIES)]
-    return rng.choice(makers).__name__
+    """Which template made generated task ``i`` (the generator's own draw)."""
+    return maker_at(seed, i)[0].__name__
 
 
 def _one_per_template() -> list[OsTask]:
@@ -94,7 +92,12 @@ def test_generator_is_prefix_stable_and_unique() -> None:
     large = [t.to_task() for t in generate(40, seed=2)]
     assert small == large[:5]
     assert len({t.instruction for t in large}) == 40
-    assert {t.category for t in generate(3)} == {"file", "settings", "process"}
+    # a 30-task block holds each category ten times (the truth table's mix), in a
+    # seeded order: the old ``i mod 3`` gave every 3-task run one of each
+    block = Counter(t.category for t in generate(30, seed=2))
+    assert block == {"file": 10, "settings": 10, "process": 10}
+    firsts = Counter(generate(1, seed=s)[0].category for s in range(30))
+    assert len(firsts) == 3 and firsts["file"] < 20  # task 0 was always a file task
 
 
 def test_setup_refuses_in_one_line_without_bubblewrap(monkeypatch: pytest.MonkeyPatch) -> None:

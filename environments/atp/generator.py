@@ -1,10 +1,12 @@
 """Seeded Coq problems in CapaBench's format (a hole marked "Fill in your proof here").
 
-Five kinds take turns: a linear system over Z, an inequality with
-hypotheses, a square bound (nonlinear, ``nia``), a defined function at a
-point (unfold, then arithmetic), and a nat identity. Each problem comes from
-its own random stream ``(seed, i)``, so the first N of a larger set are the N
-of a smaller one. Reference proofs are checked by the tests with coqc.
+Five kinds: a linear system over Z, an inequality with hypotheses, a square
+bound (nonlinear, ``nia``), a defined function at a point (unfold, then
+arithmetic), and a nat identity, each six times per 30-task block in a
+seeded order (:mod:`environments.task_order`), so every prefix of a run
+samples the truth table's mix. Each problem comes from its own random
+stream ``(seed, i)``, so the first N of a larger set are the N of a smaller
+one. Reference proofs are checked by the tests with coqc.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import random
 from collections.abc import Callable
 
 from environments.atp.problem import Problem
+from environments.task_order import kind_at
 
 HEADER = (
     "Require Import Coq.ZArith.ZArith.\n Require Import Coq.micromega.Psatz.\n"
@@ -74,11 +77,18 @@ def nat_identity(rng: random.Random, i: int) -> tuple[str, str, str]:
 KINDS: tuple[Kind, ...] = (linear_system, bounded, square_bound, defined_function, nat_identity)
 
 
+def kind_of(seed: int, index: int) -> Kind:
+    """Problem ``index``'s kind: each six times per 30-task block, in a seeded order."""
+    return kind_at(KINDS, "atp", seed, index)
+
+
+def make(kind: Kind, seed: int, index: int) -> Problem:
+    """Problem ``index`` of run ``seed`` had it been of ``kind`` (tests pick a kind so)."""
+    name, statement, proof = kind(random.Random(f"atp:{seed}:{index}"), index)
+    source = f"{HEADER} {statement}{MARKER}"
+    return Problem(f"coq-gen-{index:04d}", "coq", source, name, proof)
+
+
 def generate(count: int, seed: int = 0) -> list[Problem]:
-    out: list[Problem] = []
-    for i in range(count):
-        rng = random.Random(f"atp:{seed}:{i}")
-        name, statement, proof = KINDS[i % len(KINDS)](rng, i)
-        source = f"{HEADER} {statement}{MARKER}"
-        out.append(Problem(f"coq-gen-{i:04d}", "coq", source, name, proof))
-    return out
+    """``count`` problems in :func:`kind_of`'s order, each from its own stream (seed, i)."""
+    return [make(kind_of(seed, i), seed, i) for i in range(count)]

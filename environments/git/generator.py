@@ -14,6 +14,11 @@ tree, the number of commands and which commands may appear:
 A sequence is kept only when every command succeeds and visibly changes the
 tree, no prefix of it already matches the goal, and every commit it creates
 is still visible in the goal (so ids never have to be guessed).
+
+A run's difficulties come in 30-task blocks, each 1-5 six times in a seeded
+order, so every prefix of a run samples the truth table's mix; each puzzle
+is drawn from its own random stream (seed, index), so a longer run keeps
+the puzzles of a shorter one.
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ from environments.git.compare import matches
 from environments.git.levels import Puzzle
 from environments.git.model import GitModel
 from environments.git.tree import Branch, Commit, Repo, Tree, id_sort_key, view_key
+from environments.task_order import kind_at
 
 BRANCH_NAMES = ("bugFix", "side", "feature", "topic", "hotfix", "dev")
 TAG_NAMES = ("v0", "v1", "v2")
+DIFFICULTIES = (1, 2, 3, 4, 5)
 STEPS = {1: (1, 2), 2: (2, 3), 3: (2, 4), 4: (3, 5), 5: (3, 5)}
 COMMANDS = {
     1: ("commit", "branch", "checkout", "checkout-b"),
@@ -218,7 +225,21 @@ def make_puzzle(rng: random.Random, difficulty: int, puzzle_id: str) -> Puzzle:
             )
 
 
+def difficulty_at(seed: int, index: int) -> int:
+    """Puzzle ``index``'s difficulty: 1-5, each 6 times per 30-task block in a seeded order.
+
+    Any first T puzzles are a random sample of the truth table's mix (see
+    :mod:`environments.task_order`); the old ``1 + i mod 5`` gave a 3-task
+    run difficulties 1-3 only.
+    """
+    return kind_at(DIFFICULTIES, "git", seed, index)
+
+
 def generate(count: int, seed: int = 0) -> list[Puzzle]:
-    """``count`` puzzles cycling through difficulties 1..5, reproducible from ``seed``."""
-    rng = random.Random(f"git-puzzles:{seed}")
-    return [make_puzzle(rng, 1 + i % 5, f"gen-{seed}-{i:03d}") for i in range(count)]
+    """``count`` puzzles in :func:`difficulty_at`'s order, each from its own stream (seed, i)."""
+    return [
+        make_puzzle(
+            random.Random(f"git-puzzles:{seed}:{i}"), difficulty_at(seed, i), f"gen-{seed}-{i:03d}"
+        )
+        for i in range(count)
+    ]

@@ -1,9 +1,10 @@
 """A seeded generator of OS tasks in CapaBench's three categories.
 
-File-system manipulation, system settings and process handling take turns
-(task ``i`` is of category ``i mod 3``); each task is drawn from its own
-random stream ``(seed, i)``, so the first N tasks of a larger set are the N
-tasks of a smaller one. Every task has an init script, a check script that
+File-system manipulation, system settings and process handling, each ten
+times per 30-task block in a seeded order (so any first T tasks sample the
+truth table's mix, where ``i mod 3`` gave a 3-task run one of each); each
+task is drawn from its own random stream ``(seed, i)``, so the first N tasks
+of a larger set are the N tasks of a smaller one. Every task has an init script, a check script that
 exits 0 only when the work is done (or an expected answer), an example
 solution that the tests run in a real sandbox, and the expert's step list
 with plausible wrong commands per step.
@@ -16,6 +17,7 @@ from collections.abc import Callable
 
 from environments.os.script import Script
 from environments.os.task import OsTask, Step
+from environments.task_order import kind_at
 
 WORDS = (
     "alpha", "bravo", "cedar", "delta", "ember", "fjord", "garnet", "harbor",
@@ -304,11 +306,26 @@ CATEGORIES: tuple[tuple[str, tuple[Maker, ...]], ...] = (
 )
 
 
+def category_at(seed: int, index: int) -> str:
+    """Task ``index``'s category: each ten times per 30-task block, in a seeded order.
+
+    Any first T tasks are a random sample of the truth table's mix
+    (:mod:`environments.task_order`).
+    """
+    return kind_at([name for name, _ in CATEGORIES], "os", seed, index)
+
+
+def maker_at(seed: int, index: int) -> tuple[Maker, random.Random]:
+    """Task ``index``'s template (the stream's first draw in its category) and its stream."""
+    rng = random.Random(f"os:{seed}:{index}")
+    makers = dict(CATEGORIES)[category_at(seed, index)]
+    return rng.choice(makers), rng
+
+
 def generate(count: int, seed: int = 0) -> list[OsTask]:
-    """``count`` tasks, categories in turn, each from its own random stream."""
+    """``count`` tasks in :func:`maker_at`'s order, each from its own random stream."""
     tasks: list[OsTask] = []
     for i in range(count):
-        rng = random.Random(f"os:{seed}:{i}")
-        _, makers = CATEGORIES[i % len(CATEGORIES)]
-        tasks.append(rng.choice(makers)(rng, i))
+        maker, rng = maker_at(seed, i)
+        tasks.append(maker(rng, i))
     return tasks

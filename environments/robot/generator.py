@@ -5,6 +5,8 @@ and the instance number), so a task set is reproducible and any instance can
 be rebuilt alone. The round limit is the policy's optimal length plus slack,
 so every generated instance is solvable within its limit by construction
 (the tests check it again by driving the environment with the expert).
+The kinds come in 30-task blocks in a seeded order (:func:`kind_of`), so
+every prefix of a run samples the truth table's mix of kinds.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 
 from environments.robot.rules import rules_for
 from environments.robot.scene import KINDS, Kind, RobotSpec, Scene, Thing
+from environments.task_order import kind_at
 
 NAMES = ("Alice", "Bob", "Chad", "Dave", "Erin", "Finn", "Gina", "Hugo")
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "pink", "white")
@@ -154,11 +157,21 @@ def with_round_limit(scene: Scene) -> Scene:
     return scene.model_copy(update={"round_limit": len(plan) + slack})
 
 
+def kind_of(seed: int, index: int, kinds: tuple[Kind, ...] = KINDS) -> Kind:
+    """Scene ``index``'s kind: the 30-task block's mix of ``kinds`` in a seeded order.
+
+    For the four kinds a block holds 8 sweep, 8 cabinet, 7 sandwich and 7 sort
+    scenes (the old ``kinds[i mod 4]`` block, the truth table's population);
+    any first T scenes are a random sample of it (:mod:`environments.task_order`).
+    """
+    return kind_at(kinds, "robot", seed, index)
+
+
 def generate(count: int, seed: int = 0, kinds: tuple[Kind, ...] = KINDS) -> list[Scene]:
-    """``count`` scenes cycling through ``kinds``, reproducible from ``seed``."""
+    """``count`` scenes in :func:`kind_of`'s order, reproducible from ``seed``."""
     scenes: list[Scene] = []
     for i in range(count):
-        kind = kinds[i % len(kinds)]
+        kind = kind_of(seed, i, kinds)
         rng = random.Random(f"robot:{seed}:{i}")
         scenes.append(with_round_limit(GENERATORS[kind](rng)))
     return scenes
