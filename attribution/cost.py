@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from scipy import special
 
@@ -33,6 +32,7 @@ from agentbus.core.record import EpisodeRecord
 from attribution.estimates import Estimates, NotEstimable
 from attribution.exact import banzhaf_values, shapley_values
 from attribution.game import Game
+from attribution.tables import keyed_table
 
 
 def usd(x: Any, digits: int = 4) -> str:
@@ -300,32 +300,28 @@ def render_cost(cost: Mapping[str, Any], slots: list[str], confidence: float = 0
     """Console tables: cost per coalition, per slot, Shapley value of cost; the run's line."""
     conf = round(100 * confidence)
     models = list(cost["models"])
-    parts: list[Any] = []
-    table = Table(title=f"Agent cost per episode per coalition (USD, {conf}% intervals)")
-    table.add_column("coalition", style="bold")
-    for m in models:
-        table.add_column(m, justify="right")
-    for row in _coalition_rows(cost, slots):
-        table.add_row(*row)
-    parts.append(table)
     slot_models, rows = _slot_rows(cost)
-    table = Table(title="Cost per slot (USD per episode on each model; run total)")
-    table.add_column("slot", style="bold")
-    for m in slot_models:
-        table.add_column(m, justify="right")
-    table.add_column("total", justify="right")
-    for row in rows:
-        table.add_row(*row)
-    parts.append(table)
-    table = Table(title=f"Shapley value of cost (USD per episode, {conf}% intervals)")
-    table.add_column("slot", style="bold")
-    for m in models:
-        table.add_column(m, justify="right")
-    for row in _shapley_rows(cost, slots):
-        table.add_row(*row)
-    parts.append(table)
-    parts.append(Text(run_line(cost)))
-    return Group(*parts)
+    return Group(
+        keyed_table(
+            f"Agent cost per episode per coalition (USD, {conf}% intervals)",
+            "coalition",
+            models,
+            _coalition_rows(cost, slots),
+        ),
+        keyed_table(
+            "Cost per slot (USD per episode on each model; run total)",
+            "slot",
+            [*slot_models, "total"],
+            rows,
+        ),
+        keyed_table(
+            f"Shapley value of cost (USD per episode, {conf}% intervals)",
+            "slot",
+            models,
+            _shapley_rows(cost, slots),
+        ),
+        Text(run_line(cost)),
+    )
 
 
 def cost_markdown(cost: Mapping[str, Any], slots: list[str]) -> str:

@@ -8,7 +8,7 @@ agents that failed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Group
@@ -343,6 +343,22 @@ def to_markdown(results: Mapping[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def keyed_table(
+    title: str, key: str, columns: Iterable[str], rows: Iterable[Sequence[str]], **options: Any
+) -> Table:
+    """A console table in the report's layout: a bold key column, right-aligned values.
+
+    ``options`` go to rich's :class:`~rich.table.Table` (the summary's ``title_justify``).
+    """
+    table = Table(title=title, **options)
+    table.add_column(key, style="bold")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
 def render_console(results: Mapping[str, Any]) -> Group:
     """A rich renderable: the Shapley/Banzhaf table in the paper's layout."""
     models = list(results["models"])
@@ -355,37 +371,13 @@ def render_console(results: Mapping[str, Any]) -> Group:
         for row in _variant_rows(results):
             named.add_row(*row)
         tables.append(named)
-    coalitions = Table(title=_coalition_title(results))
-    coalitions.add_column("coalition", style="bold")
-    for m in models:
-        coalitions.add_column(m, justify="right")
-    for row in _coalition_rows(results):
-        coalitions.add_row(*row)
-    tables.append(coalitions)
+    tables.append(
+        keyed_table(_coalition_title(results), "coalition", models, _coalition_rows(results))
+    )
     for index in ("shapley", "banzhaf"):
-        table = Table(title=f"{index.capitalize()} values ({conf}% intervals)")
-        table.add_column("slot", style="bold")
-        for m in models:
-            table.add_column(m, justify="right")
-        for row in _index_rows(results, index):
-            table.add_row(*row)
-        tables.append(table)
-    shift = results.get("shift")
-    if shift:
-        shifted = Table(title=_shift_title(shift))
-        shifted.add_column(shift["slot"], style="bold")
-        shifted.add_column("pass rate", justify="right")
-        shifted.add_column("tasks", justify="right")
-        for row in _shift_rows(shift):
-            shifted.add_row(*row)
-        tables.append(shifted)
-    if results.get("best_run"):
-        agents = Table(title="Whole agents")
-        agents.add_column("agent", style="bold")
-        agents.add_column("Acc", justify="right")
-        for row in _agent_rows(results):
-            agents.add_row(*row)
-        tables.append(agents)
+        title = f"{index.capitalize()} values ({conf}% intervals)"
+        tables.append(keyed_table(title, "slot", models, _index_rows(results, index)))
+    tables.extend(varied_tables(results))
     extra = []
     for m in models:
         reason = results["models"][m].get("not_estimable")
@@ -395,3 +387,17 @@ def render_console(results: Mapping[str, Any]) -> Group:
     if gave_up:
         extra.append(Text(gave_up, style="yellow"))
     return Group(*tables, *extra)
+
+
+def varied_tables(results: Mapping[str, Any], **options: Any) -> list[Table]:
+    """The tables of what the user varied beside phi: a shift's pass rates, whole agents."""
+    tables = []
+    shift = results.get("shift")
+    if shift:
+        columns = ("pass rate", "tasks")
+        rows = _shift_rows(shift)
+        tables.append(keyed_table(_shift_title(shift), shift["slot"], columns, rows, **options))
+    if results.get("best_run"):
+        rows = _agent_rows(results)
+        tables.append(keyed_table("Whole agents", "agent", ("Acc",), rows, **options))
+    return tables

@@ -236,13 +236,8 @@ def details(results: Mapping[str, Any], console: Console) -> None:
 
 def varied(results: Mapping[str, Any], console: Console) -> None:
     """What the user asked for beside phi: variants, a shift's pass rates, --best, --pareto."""
-    from attribution.results import (
-        _agent_rows,
-        _shift_rows,
-        _shift_title,
-        _variant_rows,
-        has_variants,
-    )
+    from attribution.results import _variant_rows, has_variants
+    from attribution.tables import varied_tables
 
     models = list(results["models"])
     labels = model_labels(models)
@@ -255,22 +250,8 @@ def varied(results: Mapping[str, Any], console: Console) -> None:
         for row in _variant_rows(results):
             named.add_row(*row)
         console.print(named)
-    shift = results.get("shift")
-    if shift:
-        shifted = Table(title=_shift_title(shift), title_justify="left")
-        shifted.add_column(shift["slot"], style="bold")
-        shifted.add_column("pass rate", justify="right")
-        shifted.add_column("tasks", justify="right")
-        for row in _shift_rows(shift):
-            shifted.add_row(*row)
-        console.print(shifted)
-    if results.get("best_run"):
-        agents = Table(title="Whole agents", title_justify="left")
-        agents.add_column("agent", style="bold")
-        agents.add_column("Acc", justify="right")
-        for row in _agent_rows(results):
-            agents.add_row(*row)
-        console.print(agents)
+    for table in varied_tables(results, title_justify="left"):
+        console.print(table)
     if results.get("pareto"):
         from agentbus.app.pareto import render_pareto
 
