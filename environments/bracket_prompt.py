@@ -1,11 +1,12 @@
 """Reading a PRAF prompt (docs/prompt-contract.md) as a simulated expert needs it.
 
 Shared by the experts of environments whose actions are ``verb[argument]``
-(shopping, navigation, ticket): the user message is a series of ``## ``
-sections; the history has one block per finished round (``Round k`` /
-``Thought:`` / ``Action:`` / ``Feedback:``), which an expert replays to know
-the state the agent is in. The ``## `` sections are read by the environment
-kit (:func:`agentbus.prompt_sections`), like every other environment's.
+(shopping, navigation, ticket; robot's expert uses :class:`PastRound` too):
+the user message is a series of ``## `` sections; the history has one block
+per finished round (``Round k`` / ``Thought:`` / ``Action:`` /
+``Feedback:``), which an expert replays to know the state the agent is in.
+The ``## `` sections are read by the environment kit
+(:func:`agentbus.prompt_sections`), like every other environment's.
 """
 
 from __future__ import annotations

@@ -14,28 +14,19 @@ from __future__ import annotations
 
 import random
 
-from agentbus import ExpertKit, ExpertQuery, RoleAnswer, Task, Upstream, Verdict, judged
+from agentbus import ExpertQuery, Task, Verdict
+from environments.navigation import writer
 from environments.navigation.prompt import proposed_action
 from environments.navigation.situation import Situation, understand
 from environments.navigation.tasks import ENV
-from environments.navigation.writer import (
-    fence,
-    own_mistake,
-    plan_good,
-    plan_text,
-    propose,
-    reflection_text,
-    thought_text,
-    wrong_plan,
-    wrong_reflection,
-    wrong_thought,
-)
+from environments.navigation.writer import fence, own_mistake, propose
+from environments.rounds_expert import Moment, RoundsExpert, role_answers
 
 #: difficulty in logits per role, the same for every model
 DIFFICULTY: dict[str, float] = {"planning": 0.7, "reasoning": 1.0, "action": -0.8}
 
 
-class NavigationExpert(ExpertKit[Situation]):
+class NavigationExpert(RoundsExpert[Situation]):
     """Knows each itinerary task's requirements to come and the exact optima."""
 
     env = ENV
@@ -43,38 +34,26 @@ class NavigationExpert(ExpertKit[Situation]):
     def understand(self, task: Task, user: str) -> Situation:
         return understand(task, user)
 
-    answers = {
-        "planning": RoleAnswer(
-            "Plan: visit some nice places and come back.", plan_text, wrong_plan
-        ),
-        "reasoning": RoleAnswer(
-            "There are many places in this city; let me think about the map.",
-            thought_text,
-            wrong_thought,
-        ),
-        "reflection": RoleAnswer(
-            "Something was off with the route.", reflection_text, wrong_reflection
-        ),
-    }
+    answers = role_answers(
+        writer,
+        planning="Plan: visit some nice places and come back.",
+        reasoning="There are many places in this city; let me think about the map.",
+        reflection="Something was off with the route.",
+    )
     idle = "I will plan the shortest route that meets the requirements."
 
-    def assess(self, query: ExpertQuery) -> Upstream:
-        difficulty = DIFFICULTY.get(query.role, 0.0)
-        if query.role not in ("reasoning", "action", "reflection"):
-            return judged(difficulty)
-        sit = self.situation(query)
-        plan = plan_good(sit) if sit.parts.get("Plan") else None
-        thought: bool | None = None
-        reflection: bool | None = None
-        if query.role == "action" and sit.parts.get("Current thought"):
-            thought = sit.good(sit.route_of(proposed_action(sit.parts["Current thought"])))
-        if query.role == "reflection" and sit.last is not None and sit.last.thought:
-            route = sit.route_of(proposed_action(sit.last.thought))
-            thought = sit.good(route, sit.before_last)
-        if query.role == "reasoning" and sit.parts.get("Latest reflection"):
-            route = sit.route_of(proposed_action(sit.parts["Latest reflection"]))
-            reflection = sit.good(route, sit.after_flagged)
-        return judged(difficulty, plan=plan, thought=thought, reflection=reflection)
+    def difficulty(self, query: ExpertQuery) -> float:
+        return DIFFICULTY.get(query.role, 0.0)
+
+    def plan_good(self, sit: Situation, plan: str) -> bool:
+        return writer.plan_good(sit)
+
+    def proposal_good(self, sit: Situation, text: str, moment: Moment) -> bool:
+        """Is the proposed route optimal for the requirements in force at ``moment``?"""
+        route = sit.route_of(proposed_action(text))
+        if moment == "last":
+            return sit.good(route, sit.before_last)
+        return sit.good(route, sit.after_flagged if moment == "advice" else None)
 
     def act(self, sit: Situation, verdict: Verdict, rng: random.Random) -> str:
         proposed = sit.route_of(proposed_action(sit.parts.get("Current thought", "")))

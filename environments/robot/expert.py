@@ -15,7 +15,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
-from agentbus import ChatMessage, ExpertQuery, Task, Upstream, Verdict, task_spread
+from agentbus import ChatMessage, ExpertQuery, RoleAnswer, Task, Verdict, task_spread
 from environments.robot.prompt import sections
 from environments.robot.rules import Rules, rules_for
 from environments.robot.situation import Replays, Situation, understand
@@ -32,10 +32,11 @@ from environments.robot.writer import (
     wrong_round,
     wrong_thought,
 )
+from environments.rounds_expert import Moment, RoundsExpert
 from environments.skill import felt
 
 _TASK_ID = re.compile(r"Robot collaboration task (\S+) \(kind:")
-#: how many understood prompts to keep (assess and respond see the same prompt)
+#: how many tasks' rules and replays to keep
 _CACHE = 256
 
 
@@ -56,7 +57,7 @@ def difficulty(task: Task) -> float:
     return base + task_spread(task.id, TASK_SPREAD, "robot")
 
 
-class RobotExpert:
+class RobotExpert(RoundsExpert[Situation]):
     """Optimal-policy expert for sweep, cabinet, sandwich and sort tasks."""
 
     env = ENV
@@ -65,30 +66,46 @@ class RobotExpert:
     #: as in CapaBench's robot results; True: a correct actor always writes the best round)
     repair_strategy: bool = False
 
+    answers = {
+        "planning": RoleAnswer(
+            "Plan: get the robots to finish the task together.",
+            lambda sit: plan_text(sit.rules),
+            lambda sit, rng: wrong_plan(sit.rules, rng),
+        ),
+        "reasoning": RoleAnswer(
+            "Let me look at the robots again. The scene has several objects on it.",
+            lambda sit: thought_text(sit.rules, sit.state),
+            lambda sit, rng: wrong_thought(sit.rules, sit.state, rng),
+        ),
+        "reflection": RoleAnswer(
+            "Something went wrong in the last step.", reflection_text, wrong_reflection
+        ),
+    }
+    idle = "I will coordinate the robots one round at a time."
+
     def __init__(self, repair_strategy: bool | None = None) -> None:
+        super().__init__()
         if repair_strategy is not None:
             self.repair_strategy = repair_strategy
-        self._by_text: dict[str, Task] = {}
         self._by_id: dict[str, Task] = {}
-        self._seen: OrderedDict[tuple[str, str, str], Situation] = OrderedDict()
         #: task id -> its scene's rules (they remember the distances they computed)
         #: and the states its prompts' histories lead to
         self._rules: OrderedDict[str, tuple[Rules, Replays]] = OrderedDict()
 
+    @staticmethod
+    def read_sections(text: str) -> dict[str, str]:
+        return sections(text)
+
     def add_tasks(self, tasks: Iterable[Task]) -> None:
-        for task in tasks:
-            if task.env == ENV:
-                self._by_text[task.instruction.strip()] = task
-                self._by_id[task.id] = task
+        super().add_tasks(tasks)
+        self._by_id.update((t.id, t) for t in tasks if t.env == ENV)
 
     def find_task(self, messages: Sequence[ChatMessage]) -> Task | None:
-        user = "\n".join(m["content"] for m in messages if m["role"] != "system")
-        body = sections(user).get("Task")
-        if body is None:
-            return None
-        task = self._by_text.get(body.strip())
+        """The task by its instruction, else by the id its ``## Task`` section names."""
+        task = super().find_task(messages)
         if task is None:
-            m = _TASK_ID.search(body)
+            user = "\n".join(m["content"] for m in messages if m["role"] != "system")
+            m = _TASK_ID.search(sections(user).get("Task", ""))
             task = self._by_id.get(m.group(1)) if m else None
         return task
 
@@ -105,65 +122,31 @@ class RobotExpert:
             self._rules.move_to_end(task.id)
         return known
 
-    def situation(self, query: ExpertQuery) -> Situation:
-        key = (query.task.id, query.role, query.user)
-        sit = self._seen.get(key)
-        if sit is None:
-            rules, replays = self.rules(query.task)
-            sit = understand(query.task, rules.scene, query.user, rules, replays)
-            self._seen[key] = sit
-            if len(self._seen) > _CACHE:
-                self._seen.popitem(last=False)
-        return sit
+    def understand(self, task: Task, user: str) -> Situation:
+        rules, replays = self.rules(task)
+        return understand(task, rules.scene, user, rules, replays)
 
     # --- judging -----------------------------------------------------------------
-    def assess(self, query: ExpertQuery) -> Upstream:
-        hard = felt(difficulty(query.task), query.role)
-        if query.role not in ("reasoning", "action", "reflection"):
-            return Upstream(difficulty=hard)
-        sit = self.situation(query)
-        plan_txt = sit.parts.get("Plan")
-        plan = plan_good(sit, plan_txt) if plan_txt else None
-        thought: bool | None = None
-        reflection: bool | None = None
-        if query.role == "action" and sit.parts.get("Current thought"):
-            thought = sit.good_round(sit.parts["Current thought"])
-        if query.role == "reflection" and sit.last is not None and sit.last.thought:
-            thought = sit.good_round(sit.last.thought, sit.before_last)
-        if query.role == "reasoning" and sit.parts.get("Latest reflection"):
-            text = sit.parts["Latest reflection"]
-            # a reflection stays in the prompt for later rounds: judge it against the
-            # state it was written for (right after the latest rejected step)
-            reflection = sit.good_round(text, sit.after_rejected or sit.state)
-        return Upstream(plan=plan, thought=thought, reflection=reflection, difficulty=hard)
+    def difficulty(self, query: ExpertQuery) -> float:
+        return felt(difficulty(query.task), query.role)
+
+    def plan_good(self, sit: Situation, plan: str) -> bool:
+        return plan_good(sit, plan)
+
+    def proposal_good(self, sit: Situation, text: str, moment: Moment) -> bool:
+        """Is the round ``text`` proposes good in the state it was written for?
+
+        A reflection stays in the prompt for later rounds: it is judged against
+        the state right after the latest rejected step.
+        """
+        if moment == "last":
+            return sit.good_round(text, sit.before_last)
+        if moment == "advice":
+            return sit.good_round(text, sit.after_rejected or sit.state)
+        return sit.good_round(text)
 
     # --- writing -----------------------------------------------------------------
-    def respond(self, query: ExpertQuery, verdict: Verdict, rng: random.Random) -> str:
-        if query.role == "planning":
-            return self._planning(query, verdict, rng)
-        if query.role not in ("reasoning", "action", "reflection"):
-            return "I will coordinate the robots one round at a time."
-        sit = self.situation(query)
-        rules, state = sit.rules, sit.state
-        if query.role == "reasoning":
-            if verdict.malformed:
-                return "Let me look at the robots again. The scene has several objects on it."
-            if verdict.correct:
-                return thought_text(rules, state)
-            return wrong_thought(rules, state, rng)
-        if query.role == "action":
-            return self._action(sit, verdict, rng)
-        if verdict.malformed:
-            return "Something went wrong in the last step."
-        return reflection_text(sit) if verdict.correct else wrong_reflection(sit, rng)
-
-    def _planning(self, query: ExpertQuery, verdict: Verdict, rng: random.Random) -> str:
-        rules, _ = self.rules(query.task)
-        if verdict.malformed:
-            return "Plan: get the robots to finish the task together."
-        return plan_text(rules) if verdict.correct else wrong_plan(rules, rng)
-
-    def _action(self, sit: Situation, verdict: Verdict, rng: random.Random) -> str:
+    def act(self, sit: Situation, verdict: Verdict, rng: random.Random) -> str:
         """Carry out the thought; a correct actor repairs rule breaks, not strategy.
 
         A correct actor writes the thought's round when it obeys every rule

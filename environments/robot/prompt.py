@@ -3,13 +3,17 @@
 The user message is a list of ``## `` sections; the history is one block per
 finished round (``Round k`` / ``Thought:`` / ``Action:`` / ``Feedback:``). The
 expert needs each round's action text, to replay it on the initial scene.
+A round is the :class:`~environments.bracket_prompt.PastRound` the other
+experts use; robot reads it with patterns of its own, which allow markup
+before ``Round``, ``Thought:``, ``Action:`` and ``Feedback:``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+
+from environments.bracket_prompt import PastRound
 
 _ROUND = re.compile(r"^\W*Round\s+(\d+)\b.*$", re.MULTILINE)
 _ACTION = re.compile(r"^\W*Action:[ \t]?", re.MULTILINE)
@@ -54,20 +58,6 @@ def _next_header(user: str, pos: int) -> int:
     return at + 1 if at >= 0 else -1
 
 
-@dataclass(frozen=True)
-class HistoryRound:
-    number: int
-    thought: str
-    action: str
-    feedback: str
-
-    @property
-    def executed(self) -> bool:
-        """False for a step the action module could not parse (the env never saw it)."""
-        a = self.action.strip()
-        return bool(a) and not a.startswith("(invalid") and a != "(none)"
-
-
 def _between(block: str, start: re.Pattern[str], end: re.Pattern[str] | None) -> str:
     m = start.search(block)
     if m is None:
@@ -80,20 +70,20 @@ def _between(block: str, start: re.Pattern[str], end: re.Pattern[str] | None) ->
     return rest.strip()
 
 
-def history_rounds(history: str) -> list[HistoryRound]:
+def history_rounds(history: str) -> list[PastRound]:
     """The rounds of a ``## History`` (or ``## Last step``) body, in order."""
     return list(_history_rounds(history))
 
 
 @lru_cache(maxsize=_MEMO)
-def _history_rounds(history: str) -> tuple[HistoryRound, ...]:
+def _history_rounds(history: str) -> tuple[PastRound, ...]:
     heads = list(_ROUND.finditer(history))
-    rounds: list[HistoryRound] = []
+    rounds: list[PastRound] = []
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(history)
         block = history[m.end() : end]
         rounds.append(
-            HistoryRound(
+            PastRound(
                 number=int(m.group(1)),
                 thought=_between(block, _THOUGHT, _ACTION),
                 action=_between(block, _ACTION, _FEEDBACK),

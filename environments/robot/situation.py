@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentbus import Task
+from environments.bracket_prompt import PastRound
 from environments.robot.parser import extract_acts, extract_round
-from environments.robot.prompt import HistoryRound, history_rounds, sections
+from environments.robot.prompt import history_rounds, sections
 from environments.robot.rules import Rules
 from environments.robot.runner import World
 from environments.robot.scene import Act, Round, Scene, State
@@ -28,7 +29,7 @@ class Situation:
     states: list[State] = field(default_factory=list)
     #: the state before the last history round (what the last thought was about)
     before_last: State | None = None
-    last: HistoryRound | None = None
+    last: PastRound | None = None
     #: the state right after the latest rejected step (what a reflection is about)
     after_rejected: State | None = None
 

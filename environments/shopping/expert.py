@@ -18,26 +18,17 @@ from __future__ import annotations
 
 import random
 
-from agentbus import ExpertKit, ExpertQuery, RoleAnswer, Task, Upstream, Verdict, judged
+from agentbus import ExpertQuery, Task, Verdict
+from environments.rounds_expert import Moment, RoundsExpert, role_answers
+from environments.shopping import writer
 from environments.shopping.catalogue import normalise
 from environments.shopping.prompt import proposed_action
 from environments.shopping.session import parse
 from environments.shopping.situation import Situation, understand
 from environments.shopping.tasks import ENV, goal_of
-from environments.shopping.writer import (
-    fence,
-    malformed_answer,
-    own_mistake,
-    plan_good,
-    plan_text,
-    reflection_text,
-    thought_text,
-    wrong_plan,
-    wrong_reflection,
-    wrong_thought,
-)
+from environments.shopping.writer import fence, malformed_answer, own_mistake
 
-#: reasoning difficulty in logits, the same for every model (see ``_difficulty``):
+#: reasoning difficulty in logits, the same for every model (see ``ShoppingExpert.difficulty``):
 #: per unit of task hardness, and the offset that makes the easiest tasks easy
 HARDNESS_STEP = 1.1
 EASE = 1.2
@@ -55,7 +46,7 @@ def hardness(task: Task) -> int:
     return max(0, len(goal.attributes) - 2) + max(0, len(goal.options) - 1) + int(rich)
 
 
-class ShoppingExpert(ExpertKit[Situation]):
+class ShoppingExpert(RoundsExpert[Situation]):
     """Knows each shopping task's goal and the shortest route to a perfect purchase."""
 
     env = ENV
@@ -63,21 +54,15 @@ class ShoppingExpert(ExpertKit[Situation]):
     def understand(self, task: Task, user: str) -> Situation:
         return understand(task, user)
 
-    answers = {
-        "planning": RoleAnswer("Plan: find the product and buy it.", plan_text, wrong_plan),
-        "reasoning": RoleAnswer(
-            "Let me look at the page again; there are several things on it.",
-            thought_text,
-            wrong_thought,
-        ),
-        "reflection": RoleAnswer(
-            "Something went wrong in the last step.", reflection_text, wrong_reflection
-        ),
-    }
+    answers = role_answers(
+        writer,
+        planning="Plan: find the product and buy it.",
+        reasoning="Let me look at the page again; there are several things on it.",
+        reflection="Something went wrong in the last step.",
+    )
     idle = "I will look for the product the customer described."
 
-    @staticmethod
-    def _difficulty(query: ExpertQuery) -> float:
+    def difficulty(self, query: ExpertQuery) -> float:
         """How hard this step is: a third attribute, a second option group and a
         context-rich instruction each make the plan's checklist and every
         browsing decision harder to get right; copying an action is easy."""
@@ -89,23 +74,15 @@ class ShoppingExpert(ExpertKit[Situation]):
             return 0.0
         return HARDNESS_STEP * hardness(query.task) - EASE
 
-    def assess(self, query: ExpertQuery) -> Upstream:
-        difficulty = self._difficulty(query)
-        if query.role not in ("reasoning", "action", "reflection"):
-            return judged(difficulty)
-        sit = self.situation(query)
-        plan_txt = sit.parts.get("Plan")
-        plan = plan_good(sit, plan_txt) if plan_txt else None
-        thought: bool | None = None
-        reflection: bool | None = None
-        if query.role == "action" and sit.parts.get("Current thought"):
-            thought = sit.judge(proposed_action(sit.parts["Current thought"]))
-        if query.role == "reflection" and sit.last is not None and sit.last.thought:
-            thought = sit.judge(proposed_action(sit.last.thought), sit.before_last)
-        if query.role == "reasoning" and sit.parts.get("Latest reflection"):
-            said = proposed_action(sit.parts["Latest reflection"])
-            reflection = sit.judge(said, sit.after_flagged or sit.state)
-        return judged(difficulty, plan=plan, thought=thought, reflection=reflection)
+    def plan_good(self, sit: Situation, plan: str) -> bool:
+        return writer.plan_good(sit, plan)
+
+    def proposal_good(self, sit: Situation, text: str, moment: Moment) -> bool:
+        """Is the action ``text`` proposes a good one on the page it was written for?"""
+        action = proposed_action(text)
+        if moment == "last":
+            return sit.judge(action, sit.before_last)
+        return sit.judge(action, (sit.after_flagged or sit.state) if moment == "advice" else None)
 
     def act(self, sit: Situation, verdict: Verdict, rng: random.Random) -> str:
         proposed = proposed_action(sit.parts.get("Current thought", ""))

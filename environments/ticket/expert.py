@@ -13,21 +13,13 @@ from __future__ import annotations
 
 import random
 
-from agentbus import ExpertKit, ExpertQuery, RoleAnswer, Task, Upstream, Verdict, judged
+from agentbus import ExpertQuery, Task, Verdict
+from environments.rounds_expert import Moment, RoundsExpert, role_answers
+from environments.ticket import writer
 from environments.ticket.prompt import proposed_action
 from environments.ticket.situation import Situation, understand
 from environments.ticket.tasks import ENV
-from environments.ticket.writer import (
-    fence,
-    own_mistake,
-    plan_good,
-    plan_text,
-    reflection_text,
-    thought_text,
-    wrong_plan,
-    wrong_reflection,
-    wrong_thought,
-)
+from environments.ticket.writer import fence, own_mistake
 
 #: difficulty in logits per role, the same for every model
 DIFFICULTY: dict[str, float] = {"planning": -0.5, "reasoning": -1.3, "action": -0.8}
@@ -42,7 +34,7 @@ def trade_off(task: Task) -> bool:
     return cheapest != list(task.hidden["optimum"])
 
 
-class TicketExpert(ExpertKit[Situation]):
+class TicketExpert(RoundsExpert[Situation]):
     """Knows each ticket task's optimal booking."""
 
     env = ENV
@@ -50,34 +42,27 @@ class TicketExpert(ExpertKit[Situation]):
     def understand(self, task: Task, user: str) -> Situation:
         return understand(task, user)
 
-    answers = {
-        "planning": RoleAnswer("Plan: find flights and book them.", plan_text, wrong_plan),
-        "reasoning": RoleAnswer(
-            "Two travellers, many flights; let me think about the schedule.",
-            thought_text,
-            wrong_thought,
-        ),
-        "reflection": RoleAnswer("Something went wrong.", reflection_text, wrong_reflection),
-    }
+    answers = role_answers(
+        writer,
+        planning="Plan: find flights and book them.",
+        reasoning="Two travellers, many flights; let me think about the schedule.",
+        reflection="Something went wrong.",
+    )
     idle = "I will compare the flights and book the cheapest combination."
 
-    def assess(self, query: ExpertQuery) -> Upstream:
+    def difficulty(self, query: ExpertQuery) -> float:
         difficulty = DIFFICULTY.get(query.role, 0.0)
         if query.role == "reasoning" and trade_off(query.task):
             difficulty += TRADE_OFF
-        if query.role not in ("reasoning", "action", "reflection"):
-            return judged(difficulty)
-        sit = self.situation(query)
-        plan = plan_good(sit) if sit.parts.get("Plan") else None
-        thought: bool | None = None
-        reflection: bool | None = None
-        if query.role == "action" and sit.parts.get("Current thought"):
-            thought = sit.good(proposed_action(sit.parts["Current thought"]))
-        if query.role == "reflection" and sit.last is not None and sit.last.thought:
-            thought = sit.good(proposed_action(sit.last.thought), sit.seen_before_last)
-        if query.role == "reasoning" and sit.parts.get("Latest reflection"):
-            reflection = sit.good(proposed_action(sit.parts["Latest reflection"]))
-        return judged(difficulty, plan=plan, thought=thought, reflection=reflection)
+        return difficulty
+
+    def plan_good(self, sit: Situation, plan: str) -> bool:
+        return writer.plan_good(sit)
+
+    def proposal_good(self, sit: Situation, text: str, moment: Moment) -> bool:
+        """Is the action ``text`` proposes a missing lookup or the optimal booking?"""
+        seen = sit.seen_before_last if moment == "last" else None
+        return sit.good(proposed_action(text), seen)
 
     def act(self, sit: Situation, verdict: Verdict, rng: random.Random) -> str:
         proposed = proposed_action(sit.parts.get("Current thought", ""))
