@@ -24,7 +24,6 @@ import aiohttp
 import orjson
 from aiohttp import web
 
-from agentbus.gateway.messages import GatewayAnswer, GatewayRequest
 from agentbus.gateway.session import Refused, Session
 from agentbus.gateway.wire import openai_error
 from agentbus.logs import scrub_bytes
@@ -102,12 +101,6 @@ class GatewayHost(Protocol):
 
     def _http(self) -> aiohttp.ClientSession: ...
 
-    async def _publish(self, session: Session, msg: GatewayRequest | GatewayAnswer) -> None: ...
-
-    async def _answer_error(
-        self, session: Session, module: str, slot: str | None, model: str, number: int, error: str
-    ) -> None: ...
-
 
 async def handle(gateway: GatewayHost, request: web.Request) -> web.StreamResponse:
     """The Responses API, passed through to an OpenAI-style upstream that has it.
@@ -153,19 +146,11 @@ async def handle(gateway: GatewayHost, request: web.Request) -> web.StreamRespon
             content_type="application/json",
         )
     base, key, model = upstream
-    session.calls += 1
-    number = session.calls
-    await gateway._publish(
-        session,
-        GatewayRequest(
-            call=number,
-            module=module,
-            slot=route.slot,
-            model=route.model,
-            api="responses",
-            messages=[{"role": "user", "content": str(body.get("input", ""))}],
-            stream=bool(body.get("stream")),
-        ),
+    number = await session.requested(
+        route,
+        api="responses",
+        messages=[{"role": "user", "content": str(body.get("input", ""))}],
+        stream=bool(body.get("stream")),
     )
     headers = {"Content-Type": "application/json"}
     if key:
@@ -182,7 +167,7 @@ async def handle(gateway: GatewayHost, request: web.Request) -> web.StreamRespon
             if status >= 400:
                 await upstream_response.read()
                 error = f"upstream answered HTTP {status} to the Responses API"
-                await gateway._answer_error(session, module, route.slot, route.model, number, error)
+                await session.answered(route, number, error=error)
                 return gateway._error("openai", status, error, "upstream_error")
             if body.get("stream"):
                 stream = web.StreamResponse(
@@ -201,25 +186,18 @@ async def handle(gateway: GatewayHost, request: web.Request) -> web.StreamRespon
                     session.response_ids.add(result["id"])
     except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
         error = f"upstream Responses API failed: {type(exc).__name__}"
-        await gateway._answer_error(session, module, route.slot, route.model, number, error)
+        await session.answered(route, number, error=error)
         return gateway._error("openai", 502, error, "api_error")
     usage = result.get("usage") or {}
-    stats = session.stats(module)
-    stats.calls += 1
-    stats.prompt_tokens += int(usage.get("input_tokens") or 0)
-    stats.completion_tokens += int(usage.get("output_tokens") or 0)
-    stats.latency_s += time.perf_counter() - started
-    await gateway._publish(
-        session,
-        GatewayAnswer(
-            call=number,
-            module=module,
-            slot=route.slot,
-            model=route.model,
-            text=str(result.get("output_text", "")),
-            prompt_tokens=int(usage.get("input_tokens") or 0),
-            completion_tokens=int(usage.get("output_tokens") or 0),
-        ),
+    prompt_tokens = int(usage.get("input_tokens") or 0)
+    completion_tokens = int(usage.get("output_tokens") or 0)
+    session.count(module, prompt_tokens, completion_tokens, time.perf_counter() - started)
+    await session.answered(
+        route,
+        number,
+        text=str(result.get("output_text", "")),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
     )
     if body.get("stream"):
         return stream

@@ -30,7 +30,6 @@ from agentbus.errors import ContextOverflow, InfraError, UserError
 from agentbus.gateway import responses
 from agentbus.gateway.context import AgentContext, close_each
 from agentbus.gateway.limits import Limits
-from agentbus.gateway.messages import GatewayAnswer, GatewayRequest
 from agentbus.gateway.session import Refused, Session
 from agentbus.gateway.streaming import GatewayStream
 from agentbus.gateway.wire import (
@@ -47,8 +46,6 @@ from agentbus.llm.streaming import token_sink
 from agentbus.llm.types import Completion
 
 log = structlog.get_logger(__name__)
-
-SENDER = "gateway"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -242,7 +239,7 @@ class Gateway:
         try:
             route = session.route(call.module)
         except Refused as exc:
-            await self._publish_refusal(session, call, api, str(exc))
+            await session.refused_call(call.module, str(exc))
             return self._error(api, exc.status, str(exc), exc.kind)
         params = call.params
         if route.model.startswith("sim:"):  # the generic gateway model needs task and module
@@ -250,23 +247,15 @@ class Gateway:
             if call.response_format is not None:  # structured outputs: the answer follows it
                 hint["format"] = call.response_format
             params = params.model_copy(update={"extra": {**params.extra, "agentbus_gateway": hint}})
-        session.calls += 1
         self.calls += 1
-        number = session.calls
-        await self._publish(
-            session,
-            GatewayRequest(
-                call=number,
-                module=call.module,
-                slot=route.slot,
-                model=route.model,
-                api=api,
-                messages=[dict(m) for m in call.messages],
-                tools=call.tools,
-                stream=call.stream,
-            ),
+        number = await session.requested(
+            route,
+            api=api,
+            messages=[dict(m) for m in call.messages],
+            tools=call.tools,
+            stream=call.stream,
         )
-        stats = session.stats(call.module)
+        session.stats(call.module)  # the module is listed even when its call fails
         started = time.perf_counter()
         # a streamed answer goes out as the upstream produces it (agentbus/gateway/streaming.py)
         sink = GatewayStream(request, api, call.module, call.include_usage) if call.stream else None
@@ -275,37 +264,26 @@ class Gateway:
                 result = await route.llm.complete(call.messages, params)
         except InfraError as exc:
             session.infra_error = session.infra_error or str(exc)
-            await self._answer_error(
-                session, call.module, route.slot, route.model, number, str(exc)
-            )
+            await session.answered(route, number, error=str(exc))
             if sink is not None and sink.started:
                 return await sink.fail(f"upstream model failed: {exc}")
             return self._error(api, 502, f"upstream model failed: {exc}", "api_error")
         except ContextOverflow as exc:
-            await self._answer_error(
-                session, call.module, route.slot, route.model, number, str(exc)
-            )
+            await session.answered(route, number, error=str(exc))
             if sink is not None and sink.started:
                 return await sink.fail(str(exc))
             return self._error(api, 400, str(exc), "context_length_exceeded")
-        stats.calls += 1
-        stats.prompt_tokens += result.prompt_tokens
-        stats.completion_tokens += result.completion_tokens
-        stats.latency_s += time.perf_counter() - started
-        await self._publish(
-            session,
-            GatewayAnswer(
-                call=number,
-                module=call.module,
-                slot=route.slot,
-                model=route.model,
-                text=result.text,
-                tool_calls=[c.model_dump() for c in result.tool_calls],
-                prompt_tokens=result.prompt_tokens,
-                completion_tokens=result.completion_tokens,
-                latency_s=result.latency_s,
-                cached=result.cached,
-            ),
+        took_s = time.perf_counter() - started
+        session.count(call.module, result.prompt_tokens, result.completion_tokens, took_s)
+        await session.answered(
+            route,
+            number,
+            text=result.text,
+            tool_calls=[c.model_dump() for c in result.tool_calls],
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            latency_s=result.latency_s,
+            cached=result.cached,
         )
         if sink is not None:
             return await sink.finish(result)
@@ -317,37 +295,6 @@ class Gateway:
         if api == "anthropic":
             return _json(anthropic_response(call.module, result))
         return _json(openai_response(call.module, result))
-
-    async def _publish(self, session: Session, msg: GatewayRequest | GatewayAnswer) -> None:
-        bus = session.bus
-        if bus is None:
-            return
-        try:
-            await bus.publish(msg, SENDER)
-        except Exception:  # the episode ended while the call was in flight
-            pass
-
-    async def _answer_error(
-        self,
-        session: Session,
-        module: str,
-        slot: str | None,
-        model: str,
-        number: int,
-        error: str,
-    ) -> None:
-        await self._publish(
-            session,
-            GatewayAnswer(call=number, module=module, slot=slot, model=model, error=error),
-        )
-
-    async def _publish_refusal(
-        self, session: Session, call: ChatCall, api: str, error: str
-    ) -> None:
-        session.calls += 1
-        await self._publish(
-            session, GatewayAnswer(call=session.calls, module=call.module, error=error)
-        )
 
 
 __all__ = ["Gateway"]

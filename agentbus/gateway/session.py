@@ -10,14 +10,19 @@ to the run's fallback model or refuses it, as configured.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agentbus.core.bus import Bus
+from agentbus.gateway.messages import GatewayAnswer, GatewayMessage, GatewayRequest
 from agentbus.llm.queueing import QueueClock, using_clock
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
+
+#: the sender of the gateway's messages on an episode's bus
+SENDER = "gateway"
 
 
 @dataclass
@@ -73,13 +78,7 @@ class ModuleStats:
     refused: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "latency_s": round(self.latency_s, 4),
-            "refused": self.refused,
-        }
+        return {**asdict(self), "latency_s": round(self.latency_s, 4)}
 
 
 @dataclass
@@ -116,6 +115,14 @@ class Session:
             found = self.modules[module] = ModuleStats()
         return found
 
+    def count(self, module: str, prompt_tokens: int, completion_tokens: int, took_s: float) -> None:
+        """Count one answered call of ``module`` (its tokens and the seconds it took)."""
+        stats = self.stats(module)
+        stats.calls += 1
+        stats.prompt_tokens += prompt_tokens
+        stats.completion_tokens += completion_tokens
+        stats.latency_s += took_s
+
     def route(self, module: str) -> Route:
         """The slot and model for ``module``, or :class:`Refused` with the reason."""
         slot = self.slots.get(module)
@@ -140,6 +147,37 @@ class Session:
             404,
             "unknown_module",
         )
+
+    async def publish(self, msg: GatewayMessage) -> None:
+        """Put ``msg`` on the episode's bus, when it has one and is still running."""
+        if self.bus is None:
+            return
+        with contextlib.suppress(Exception):  # the episode ended while the call was in flight
+            await self.bus.publish(msg, SENDER)
+
+    async def requested(self, route: Route, **fields: Any) -> int:
+        """Number a routed call and publish its :class:`GatewayRequest`; returns the number."""
+        self.calls += 1
+        number = self.calls
+        await self.publish(
+            GatewayRequest(
+                call=number, module=route.module, slot=route.slot, model=route.model, **fields
+            )
+        )
+        return number
+
+    async def answered(self, route: Route, number: int, **fields: Any) -> None:
+        """Publish the :class:`GatewayAnswer` to call ``number`` (an answer or its error)."""
+        await self.publish(
+            GatewayAnswer(
+                call=number, module=route.module, slot=route.slot, model=route.model, **fields
+            )
+        )
+
+    async def refused_call(self, module: str, error: str) -> None:
+        """Number a call that was refused before any routing and publish why."""
+        self.calls += 1
+        await self.publish(GatewayAnswer(call=self.calls, module=module, error=error))
 
     def _clocked(self, llm: LLM) -> LLM:
         return llm if self.clock is None else ClockedLLM(llm, self.clock)
