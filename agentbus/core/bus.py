@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import anyio
 
@@ -20,18 +20,25 @@ from agentbus.core.mailbox import Mailbox
 from agentbus.core.messages import Message
 from agentbus.errors import NoHandler, RequestTimeout
 
+T = TypeVar("T")
 
-class PendingReply:
-    """Where a request's single reply (or the handler's exception) lands."""
+
+class Pending(Generic[T]):
+    """A value (or an exception) that one task delivers once and others wait for.
+
+    A request's reply lands here, and so does a shared model call's answer
+    (agentbus/llm/cache.py): ``done`` is set once ``value`` or ``error`` holds
+    the outcome (or when the one making it gave up, leaving both unset).
+    """
 
     __slots__ = ("done", "error", "value")
 
     def __init__(self) -> None:
         self.done = anyio.Event()
-        self.value: Message | None = None
+        self.value: T | None = None
         self.error: BaseException | None = None
 
-    def set(self, value: Message | None) -> None:
+    def set(self, value: T | None) -> None:
         self.value = value
         self.done.set()
 
@@ -45,7 +52,7 @@ class Envelope:
     """A message in a mailbox, with the pending reply when it is a request."""
 
     message: Message
-    reply: PendingReply | None = None
+    reply: Pending[Message] | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -182,7 +189,7 @@ class Bus:
         stamped = self.stamp(msg, sender)
         if self._trace is not None:
             self._trace(stamped)
-        pending = PendingReply()
+        pending: Pending[Message] = Pending()
         with anyio.move_on_after(timeout) as scope:
             await route[0].deliver(Envelope(stamped, pending))
             await pending.done.wait()

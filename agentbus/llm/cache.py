@@ -31,10 +31,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import IO, Literal
 
-import anyio
 import orjson
 import structlog
 
+from agentbus.core.bus import Pending
 from agentbus.errors import UserError
 from agentbus.llm.billing import bill_tag
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
@@ -76,17 +76,6 @@ def cache_key(
     return hashlib.sha256(payload).hexdigest()
 
 
-class _Flight:
-    """One call in progress that identical calls wait for."""
-
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.result: Completion | None = None
-        self.error: Exception | None = None
-
-
 class CompletionCache:
     """Completions by key, in memory and optionally on disk, with coalescing."""
 
@@ -95,7 +84,8 @@ class CompletionCache:
     ) -> None:
         self.max_entries = max(1, max_entries)
         self._mem: dict[str, Completion] = {}  # insertion order = least recently used first
-        self._flights: dict[str, _Flight] = {}
+        #: calls in progress that identical calls wait for
+        self._flights: dict[str, Pending[Completion]] = {}
         self._file: IO[bytes] | None = None
         self.path: Path | None = None
         self.loaded = 0
@@ -193,15 +183,15 @@ class CompletionCache:
             if flight is None:
                 break
             await flight.done.wait()
-            if flight.result is not None:
-                return flight.result.model_copy(update={"cached": True, "latency_s": 0.0}), (
+            if flight.value is not None:
+                return flight.value.model_copy(update={"cached": True, "latency_s": 0.0}), (
                     "coalesced"
                 )
             if flight.error is not None:
                 raise _clone(flight.error) from flight.error
             # the leader was cancelled: try again, possibly as the new leader
 
-        flight = _Flight()
+        flight = Pending[Completion]()
         self._flights[key] = flight
         try:
             result = await call()
@@ -209,7 +199,7 @@ class CompletionCache:
             flight.error = exc
             raise
         else:
-            flight.result = result
+            flight.value = result
             self.put(key, result)
         finally:
             del self._flights[key]
@@ -229,7 +219,7 @@ def _ends_with_newline(path: Path) -> bool:
         return f.read(1) == b"\n"
 
 
-def _clone(exc: Exception) -> Exception:
+def _clone(exc: BaseException) -> BaseException:
     """A copy of ``exc`` per waiter: one instance raised in many tasks tangles tracebacks."""
     try:
         return copy.copy(exc)
