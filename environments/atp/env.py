@@ -30,6 +30,7 @@ from environments.atp.loader import load_problems
 from environments.atp.problem import Problem
 from environments.atp.prover import Checker, available
 from environments.sandbox import unavailable
+from environments.task_source import loaded_or_generated
 
 #: proof attempts per problem
 ATTEMPTS = 2
@@ -51,14 +52,7 @@ class AtpEnvironment(Environment):
 
     @classmethod
     def setup(cls, source: TaskSource) -> EnvSetup:
-        if source.dataset is not None:
-            problems = load_problems(source.dataset)
-        else:
-            if source.count < 1:
-                raise UserError("atp: the generator needs count >= 1")
-            problems = generate(source.count, source.seed)
-        if source.limit is not None:
-            problems = problems[: source.limit]
+        problems = loaded_or_generated(source, "atp", load_problems, generate)
         for prover in sorted({p.prover for p in problems}):
             why = available(prover)
             if why is not None:

@@ -12,6 +12,7 @@ was (errors included), the feedback asks for a reflection.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -34,6 +35,7 @@ from environments.git.levels import Puzzle, load_levels
 from environments.git.model import GitModel
 from environments.git.tasks import MAX_BUDGET, puzzle_task, task_puzzle, to_json
 from environments.git.tree import compact, view_key
+from environments.task_source import loaded_or_generated
 
 log = structlog.get_logger(__name__)
 
@@ -56,19 +58,7 @@ class GitEnvironment(Environment):
 
     @classmethod
     def setup(cls, source: TaskSource) -> EnvSetup:
-        if source.dataset is not None:
-            levels = load_levels(source.dataset)
-            for level_id, why in levels.skipped.items():
-                log.info("git level skipped", level=level_id, reason=why)
-            puzzles = levels.puzzles
-            if not puzzles:
-                raise UserError(f"no playable git levels in {source.dataset}")
-        else:
-            if source.count < 1:
-                raise UserError("git: the generator needs count >= 1")
-            puzzles = generate(source.count, source.seed)
-        if source.limit is not None:
-            puzzles = puzzles[: source.limit]
+        puzzles = loaded_or_generated(source, "git", playable_levels, generate)
         return EnvSetup(tasks=[puzzle_task(p) for p in puzzles], factory=cls)
 
     def guide(self, task: Task) -> dict[str, str]:
@@ -131,3 +121,13 @@ class GitEnvironment(Environment):
             "budget": self.budget,
         }
         return Score(reward=1.0 if self.solved else 0.0, success=self.solved, details=details)
+
+
+def playable_levels(path: Path) -> list[Puzzle]:
+    """The playable puzzles of a level file (the skipped ones are logged); none is an error."""
+    levels = load_levels(path)
+    for level_id, why in levels.skipped.items():
+        log.info("git level skipped", level=level_id, reason=why)
+    if not levels.puzzles:
+        raise UserError(f"no playable git levels in {path}")
+    return levels.puzzles

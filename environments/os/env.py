@@ -36,6 +36,7 @@ from environments.os.loader import load_path
 from environments.os.task import OsTask
 from environments.sandbox import Sandbox, SandboxError, SandboxLimits, freezer
 from environments.sandbox import persistent_unavailable as unavailable
+from environments.task_source import loaded_or_generated
 
 log = structlog.get_logger(__name__)
 
@@ -71,14 +72,7 @@ class OsEnvironment(Environment):
                 "os: no cgroup v2 group can be made here; the agent's processes are stopped "
                 "by signals before checks, which a self-waking process survives"
             )
-        if source.dataset is not None:
-            tasks = load_path(source.dataset)
-        else:
-            if source.count < 1:
-                raise UserError("os: the generator needs count >= 1")
-            tasks = generate(source.count, source.seed)
-        if source.limit is not None:
-            tasks = tasks[: source.limit]
+        tasks = loaded_or_generated(source, "os", load_path, generate)
         return EnvSetup(tasks=unique([t.to_task() for t in tasks]), factory=cls)
 
     def guide(self, task: Task) -> dict[str, str]:
