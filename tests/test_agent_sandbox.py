@@ -19,6 +19,7 @@ from aiohttp import web
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import Isolation
 from agentbus.gateway.runners import AgentFailed, CommandAgent, HttpAgent
+from tests.stub_http import serving
 
 CTX = AgentContext(
     task_id="t1",
@@ -121,15 +122,10 @@ async def test_a_service_answer_past_the_result_cap_is_the_agents_failure() -> N
 
     app = web.Application()
     app.router.add_post("/run", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    agent = HttpAgent(f"http://127.0.0.1:{port}/run")
-    try:
-        with pytest.raises(AgentFailed, match="result cap of 1 MiB"):
-            await agent.run({"id": "t"}, CTX)
-    finally:
-        await agent.aclose()
-        await runner.cleanup()
+    async with serving(app) as url:
+        agent = HttpAgent(f"{url}/run")
+        try:
+            with pytest.raises(AgentFailed, match="result cap of 1 MiB"):
+                await agent.run({"id": "t"}, CTX)
+        finally:
+            await agent.aclose()

@@ -24,6 +24,7 @@ from agentbus.llm.config import LLMConfig
 from agentbus.llm.router import LLMRouter
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service
+from tests.stub_http import serving
 
 TASK = Task(id="t-1", env="external", instruction="What is 6 * 7?", hidden={"answer": "42"})
 
@@ -237,28 +238,20 @@ async def test_responses_api_passes_through_to_an_upstream_that_has_it(
 
     app = web.Application()
     app.router.add_post("/v1/responses", responses)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     monkeypatch.setenv("VLLM_API_KEY", "sk-canary-9d2f")
-    try:
-        async with make_rig() as rig:
-            spec = f"vllm:http://127.0.0.1:{port}/v1#m1"
-            rig.session.slots["solver"] = (spec, rig.router.client(spec))
-            reply = await rig.ctx.openai.responses.create(model="solver", input="ping")
-            assert reply.output_text == "pong"
-            assert seen[0] == (
-                "Bearer sk-canary-9d2f",
-                {"model": "m1", "input": "ping", "store": False},
-            )
-            assert rig.session.modules["solver"].prompt_tokens == 3
-            with pytest.raises(openai.AuthenticationError) as failed:
-                await rig.ctx.openai.responses.create(model="solver", input="fail")
-            assert "canary" not in str(failed.value.body)
-            with pytest.raises(openai.APIStatusError, match="no Responses API"):
-                await rig.ctx.openai.responses.create(model="planner", input="ping")
-            assert [m["type"] for m in rig.trace][:2] == ["GatewayRequest", "GatewayAnswer"]
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url, make_rig() as rig:
+        spec = f"vllm:{url}/v1#m1"
+        rig.session.slots["solver"] = (spec, rig.router.client(spec))
+        reply = await rig.ctx.openai.responses.create(model="solver", input="ping")
+        assert reply.output_text == "pong"
+        assert seen[0] == (
+            "Bearer sk-canary-9d2f",
+            {"model": "m1", "input": "ping", "store": False},
+        )
+        assert rig.session.modules["solver"].prompt_tokens == 3
+        with pytest.raises(openai.AuthenticationError) as failed:
+            await rig.ctx.openai.responses.create(model="solver", input="fail")
+        assert "canary" not in str(failed.value.body)
+        with pytest.raises(openai.APIStatusError, match="no Responses API"):
+            await rig.ctx.openai.responses.create(model="planner", input="ping")
+        assert [m["type"] for m in rig.trace][:2] == ["GatewayRequest", "GatewayAnswer"]

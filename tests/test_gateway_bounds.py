@@ -26,6 +26,7 @@ from agentbus.gateway.limits import Limits
 from agentbus.gateway.scorers import load_scorer, verdict
 from agentbus.gateway.server import Gateway
 from agentbus.gateway.session import Session
+from tests.stub_http import serving
 from tests.test_gateway import make_rig
 
 CANARY = "sk-canary-40b7e1"
@@ -53,15 +54,8 @@ async def upstream(seen: list[dict[str, Any]]) -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_post("/v1/responses", responses)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"vllm:http://127.0.0.1:{port}/v1#m1"
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url:
+        yield f"vllm:{url}/v1#m1"
 
 
 async def test_responses_refuses_what_reaches_past_the_episode(

@@ -15,6 +15,7 @@ from aiohttp import web
 from agentbus.errors import InfraError
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.runners import AgentFailed, CommandAgent, HttpAgent, last_json_object
+from tests.stub_http import serving
 
 CTX = AgentContext(
     task_id="t1",
@@ -133,20 +134,15 @@ async def test_http_agent_service() -> None:
 
     app = web.Application()
     app.router.add_post("/run", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    agent = HttpAgent(f"http://127.0.0.1:{port}/run")
-    try:
-        result = await agent.run({"id": "t1", "q": "x"}, CTX)
-        assert result == {"answer": "x", "extra": 1}
-        assert seen[0]["api_key"] == "episode-token" and seen[0]["off_slots"] == ["critic"]
-    finally:
-        await agent.aclose()
-        await runner.cleanup()
-    down = HttpAgent(f"http://127.0.0.1:{port}/run")
+    async with serving(app) as url:
+        agent = HttpAgent(f"{url}/run")
+        try:
+            result = await agent.run({"id": "t1", "q": "x"}, CTX)
+            assert result == {"answer": "x", "extra": 1}
+            assert seen[0]["api_key"] == "episode-token" and seen[0]["off_slots"] == ["critic"]
+        finally:
+            await agent.aclose()
+    down = HttpAgent(f"{url}/run")
     with pytest.raises(InfraError, match="unreachable"):
         await down.run({"id": "t1"}, CTX)
     await down.aclose()

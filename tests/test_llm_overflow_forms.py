@@ -22,6 +22,7 @@ from agentbus.errors import ContextOverflow, InfraError
 from agentbus.llm import EndpointLimits, LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.retry import cut_at_context_limit, is_context_overflow
 from agentbus.llm.types import ChatMessage
+from tests.stub_http import serving
 
 PROMPT: list[ChatMessage] = [
     {"role": "user", "content": "Continue this list of numbers forever: " + "1, 2, " * 30}
@@ -137,15 +138,8 @@ async def stand_in() -> AsyncIterator[tuple[StandIn, str]]:
     app = web.Application()
     app.router.add_post("/v1/chat/completions", server.chat)
     app.router.add_post("/v1/messages", server.messages)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield server, f"http://127.0.0.1:{port}/v1"
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url:
+        yield server, f"{url}/v1"
 
 
 def router() -> LLMRouter:

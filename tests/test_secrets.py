@@ -27,6 +27,7 @@ import pytest
 from aiohttp import web
 
 from agentbus.logs import scrub, scrubber
+from tests.stub_http import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 CANARY = {
@@ -120,15 +121,8 @@ async def provider(mode: str) -> AsyncIterator[tuple[FakeProvider, str]]:
     app.router.add_get("/v1/models", fake.models)
     app.router.add_post("/v1/chat/completions", fake.chat)
     app.router.add_post("/v1/messages", fake.messages)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield fake, f"http://127.0.0.1:{port}/v1"
-    finally:
-        await runner.cleanup()
+    async with serving(app, access_log=None) as url:
+        yield fake, f"{url}/v1"
 
 
 def closed_url() -> str:
