@@ -11,7 +11,7 @@ adaptive stopping.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -51,14 +51,8 @@ class SlotEstimate:
     cs_high: float
 
     def to_dict(self) -> dict[str, float]:
-        return {
-            "value": self.value,
-            "se": self.se,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "cs_low": self.cs_low,
-            "cs_high": self.cs_high,
-        }
+        """Every field but ``slot``, in field order (results.json keys these by slot)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "slot"}
 
 
 @dataclass(frozen=True)
