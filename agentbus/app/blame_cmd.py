@@ -41,7 +41,7 @@ from agentbus.app.blame import (
 )
 from agentbus.app.blame_report import markdown, summarise, table_lines
 from agentbus.app.cli_args import OneLineParser
-from agentbus.app.run import first_error
+from agentbus.app.run import exit_status
 from agentbus.errors import InfraError, UserError
 from agentbus.logs import configure
 from agentbus.pipes import pipe_safe
@@ -172,14 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = parse(argv)
         anyio.run(blame, options)
     except (UserError, InfraError, BaseExceptionGroup) as exc:
-        err = first_error(exc)  # a task group wraps what one episode's replay raised
-        if isinstance(err, UserError):
-            print(f"agentbus.blame: error: {err}", file=sys.stderr)
-            return 2
-        if isinstance(err, InfraError):
-            print(f"agentbus.blame: infrastructure error: {err}", file=sys.stderr)
-            return 1
-        raise
+        # a task group wraps what one episode's replay raised
+        return exit_status(exc, "agentbus.blame")
     except KeyboardInterrupt:
         print(f"\nagentbus.blame: interrupted; verdicts so far are in {LOG}", file=sys.stderr)
         return 130

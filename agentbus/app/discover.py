@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ import anyio
 from agentbus.app import external
 from agentbus.app.cli_args import OneLineParser
 from agentbus.app.config import RunConfig, build_config
+from agentbus.app.run import exit_status
 from agentbus.errors import InfraError, UserError
 from agentbus.gateway.runners import AgentFailed
 from agentbus.gateway.scorers import load_scorer, verdict
@@ -208,12 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = config_of(ns)
         started = time.perf_counter()
         found = anyio.run(discover, config, ns.tasks)
-    except UserError as exc:
-        print(f"agentbus: error: {exc}", file=sys.stderr)
-        return 2
-    except InfraError as exc:
-        print(f"agentbus: infrastructure error: {exc}", file=sys.stderr)
-        return 1
+    except (UserError, InfraError) as exc:
+        return exit_status(exc)
     print(report(found, config.default))
     if not found.answered:
         print(

@@ -51,14 +51,16 @@ def first_error(exc: BaseException) -> BaseException:
     return exc
 
 
-def _failed(exc: BaseException) -> int:
-    """The exit status of a run that raised: user and infrastructure errors are one line."""
+def exit_status(exc: BaseException, prog: str = "agentbus") -> int:
+    """The exit status of a command that raised: a user error (2) or an infrastructure
+    error (1), even inside exception groups, is one line on stderr; anything else is
+    raised again, traceback and all, since it is a bug."""
     err = first_error(exc)
     if isinstance(err, UserError):
-        print(f"agentbus: error: {err}", file=sys.stderr)
+        print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     if isinstance(err, InfraError):
-        print(f"agentbus: infrastructure error: {err}", file=sys.stderr)
+        print(f"{prog}: infrastructure error: {err}", file=sys.stderr)
         return 1
     raise exc
 
@@ -83,12 +85,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         add_secret(config.token)  # scrubbed from everything written, like the API keys
         if command.preflight:
             check(config)
-    except UserError as exc:
-        print(f"agentbus: error: {exc}", file=sys.stderr)
-        return 2
-    except InfraError as exc:
-        print(f"agentbus: infrastructure error: {exc}", file=sys.stderr)
-        return 1
+    except (UserError, InfraError) as exc:
+        return exit_status(exc)
     from agentbus.app.evaluate import default_run_dir, evaluate
 
     if config.run_dir is None:  # named now, so an interrupted run can say where it is
@@ -128,7 +126,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 return interrupted()
             report = finished[0]
         else:
-            return _failed(exc)
+            return exit_status(exc)
     print(f"run directory: {report.run_dir}  (results.json, results.md, events.jsonl)")
     print(
         f"episodes: {report.episodes_run} run, {report.episodes_skipped} resumed from the log, "
