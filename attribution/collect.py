@@ -13,11 +13,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from agentbus.core.events import EPISODE_ENDED
 from agentbus.core.record import EpisodeRecord, RecordBook
 from agentbus.errors import UserError
+from agentbus.inputs import json_object
 from attribution.game import Game
 
 
@@ -125,14 +124,8 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
     """
     with path.open("rb") as fh:
         for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                event = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(event, dict):
+            event = json_object(line)
+            if event is not None:
                 yield event
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import orjson
+from agentbus.inputs import json_object
 
 #: (slot, model as the run's config names it) of the call being made, where known
 _BILLED_TO: ContextVar[tuple[str, str] | None] = ContextVar("agentbus_billed_to", default=None)
@@ -120,26 +120,31 @@ class Bill:
         }
 
 
+def call_lines(path: Path) -> Iterator[dict[str, Any] | None]:
+    """Each non-blank line of the call file at ``path``: its JSON object, or None.
+
+    The bill and the cache (agentbus/llm/cache.py) read the same file; None
+    is a line a crash cut short (or anything else that is not an object).
+    """
+    with path.open("rb") as f:
+        for raw in f:
+            if raw.strip():
+                yield json_object(raw)
+
+
 def read_bill(path: Path) -> Bill | None:
     """The bill of the call file at ``path`` (None when there is none); bad lines skipped."""
     if not path.is_file():
         return None
     bill = Bill()
-    with path.open("rb") as f:
-        for raw in f:
-            if not raw.strip():
-                continue
-            try:
-                entry = orjson.loads(raw)
-                completion = entry["c"]
-            except (orjson.JSONDecodeError, KeyError, TypeError):
-                continue  # a line a crash cut short: the call's answer never arrived whole
-            if not isinstance(completion, dict):
-                continue
-            slot = entry.get("s") or UNKNOWN_SLOT
-            model = entry.get("a") or ""
-            bill.add(str(slot), str(model), completion)
+    for entry in call_lines(path):
+        completion = None if entry is None else entry.get("c")
+        if entry is None or not isinstance(completion, dict):
+            continue  # a line a crash cut short: the call's answer never arrived whole
+        slot = entry.get("s") or UNKNOWN_SLOT
+        model = entry.get("a") or ""
+        bill.add(str(slot), str(model), completion)
     return bill
 
 
-__all__ = ["Bill", "Line", "bill_tag", "billed_to", "read_bill"]
+__all__ = ["Bill", "Line", "bill_tag", "billed_to", "call_lines", "read_bill"]

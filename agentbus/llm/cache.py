@@ -36,7 +36,7 @@ import structlog
 
 from agentbus.core.bus import Pending
 from agentbus.errors import UserError
-from agentbus.llm.billing import bill_tag
+from agentbus.llm.billing import bill_tag, call_lines
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 from agentbus.logs import scrubber
 
@@ -109,19 +109,18 @@ class CompletionCache:
             raise UserError(f"cannot use LLM cache directory {directory}: {exc}") from exc
 
     def _load(self, path: Path) -> None:
-        with path.open("rb") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                try:
-                    record = orjson.loads(line)
-                    if record.get("k") is None:  # a billed call without a kept answer
-                        continue
-                    self._remember(record["k"], Completion(**record["c"], cached=True))
-                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-                    self.skipped_lines += 1
-                    continue
-                self.loaded += 1
+        for record in call_lines(path):
+            if record is None:  # a line a crash cut short
+                self.skipped_lines += 1
+                continue
+            if record.get("k") is None:  # a billed call without a kept answer
+                continue
+            try:
+                self._remember(record["k"], Completion(**record["c"], cached=True))
+            except (KeyError, TypeError, ValueError):
+                self.skipped_lines += 1
+                continue
+            self.loaded += 1
         if self.skipped_lines:
             log.warning("llm.cache_lines_skipped", path=str(path), lines=self.skipped_lines)
 
