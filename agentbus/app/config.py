@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentbus.core import registry
-from agentbus.core.environment import DEFAULT_RUN_TASKS
+from agentbus.core.environment import DEFAULT_RUN_TASKS, TaskSource
 from agentbus.errors import UserError
 from agentbus.inputs import CONFIG_LIMIT_MB, MIB, read_text
 from agentbus.llm.config import LLMConfig
@@ -215,6 +215,16 @@ class RunConfig(BaseModel):
         """``vary`` parsed: slot -> (default variant, test variant); UserError when unreadable."""
         modules = registry.names("modules")
         return {slot: parse_vary(slot, text, modules) for slot, text in self.vary.items()}
+
+    def task_source(self) -> TaskSource:
+        """What an environment's ``setup`` reads its tasks from (built-in or external)."""
+        return TaskSource(
+            dataset=self.dataset,
+            knowledge=self.knowledge,
+            count=self.tasks,
+            seed=self.seed,
+            limit=self.limit,
+        )
 
 
 def load_toml(path: Path) -> dict[str, Any]:

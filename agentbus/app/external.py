@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentbus.core import registry
-from agentbus.core.environment import EnvSetup, TaskSource
+from agentbus.core.environment import EnvSetup
 from agentbus.core.episode import ActorSpec
 from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
@@ -108,13 +108,7 @@ def load_tasks(config: RunConfig) -> EnvSetup:
     """The tasks (JSONL file, or a built-in environment's) and the scoring environment."""
     scorer = load_scorer(config.scorer) if config.scorer is not None else None
     factory = functools.partial(ExternalEnvironment, scorer)
-    source = TaskSource(
-        dataset=config.dataset,
-        knowledge=config.knowledge,
-        count=config.tasks,
-        seed=config.seed,
-        limit=config.limit,
-    )
+    source = config.task_source()
     if config.env == ENV:
         return EnvSetup(ExternalEnvironment.setup(source).tasks, factory)
     setup: EnvSetup = registry.get("environments", config.env).setup(source)

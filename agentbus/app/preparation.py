@@ -24,7 +24,7 @@ from agentbus.app.evaluation import Agent, EvaluationPlan
 from agentbus.app.pareto import ParetoRun
 from agentbus.app.resume_scope import check_scope
 from agentbus.core import registry
-from agentbus.core.environment import EnvSetup, Task, TaskSource
+from agentbus.core.environment import EnvSetup, Task
 from agentbus.core.events import EventHub
 from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
@@ -39,14 +39,7 @@ def load_environment(config: RunConfig) -> EnvSetup:
     if external.is_external(config):
         return external.load_tasks(config)
     env_cls = registry.get("environments", config.env)
-    source = TaskSource(
-        dataset=config.dataset,
-        knowledge=config.knowledge,
-        count=config.tasks,
-        seed=config.seed,
-        limit=config.limit,
-    )
-    setup: EnvSetup = env_cls.setup(source)
+    setup: EnvSetup = env_cls.setup(config.task_source())
     if not setup.tasks:
         raise UserError(f"environment {config.env!r} produced no tasks")
     return setup

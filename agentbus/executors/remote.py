@@ -85,12 +85,7 @@ class PortableSpec:
             actors=tuple(
                 PortableActor(a.slot, a.factory, _model_name(a.llm), a.name) for a in spec.actors
             ),
-            max_steps=spec.max_steps,
-            timeout_s=spec.timeout_s,
-            metadata=dict(spec.metadata),
-            trace=spec.trace,
-            attempt=spec.attempt,
-            block=spec.block,
+            **_settings(spec),
         )
 
     def build(self, context: WorkerContext) -> EpisodeSpec:
@@ -105,13 +100,19 @@ class PortableSpec:
                 )
                 for a in self.actors
             ],
-            max_steps=self.max_steps,
-            timeout_s=self.timeout_s,
-            metadata=dict(self.metadata),
-            trace=self.trace,
-            attempt=self.attempt,
-            block=self.block,
+            **_settings(self),
         )
+
+
+#: the fields an episode spec and its portable form share, copied as they are
+SETTINGS = ("max_steps", "timeout_s", "metadata", "trace", "attempt", "block")
+
+
+def _settings(spec: EpisodeSpec | PortableSpec) -> dict[str, Any]:
+    """``spec``'s :data:`SETTINGS` as keyword arguments (its metadata a copy of its own)."""
+    out = {name: getattr(spec, name) for name in SETTINGS}
+    out["metadata"] = dict(spec.metadata)
+    return out
 
 
 def _model_name(llm: LLM | None) -> str | None:
