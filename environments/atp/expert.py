@@ -19,22 +19,13 @@ import re
 import zlib
 
 from agentbus import ExpertKit, ExpertQuery, Upstream, Verdict
+from agentbus import prompt_sections as sections
 from environments.atp.problem import ENV, Problem
 
-_SECTION = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
 _NEXT = re.compile(r"Next(?: proof)?:\s*`([^`\n]+)`", re.IGNORECASE)
 _TACTIC = re.compile(r"\b(lia|nia|auto|intros?|unfold|split|pose proof|reflexivity|simpl|ring)\b")
 #: per-problem chance that a correct proof-writer still slips, by problem id
 TRAPS = (0.25, 0.4, 0.55)
-
-
-def sections(text: str) -> dict[str, str]:
-    marks = list(_SECTION.finditer(text))
-    out: dict[str, str] = {}
-    for k, m in enumerate(marks):
-        end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
-        out.setdefault(m.group(1).strip(), text[m.end() : end].strip("\n"))
-    return out
 
 
 def squash(text: str) -> str:

@@ -22,10 +22,11 @@ import random
 import re
 import zlib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from agentbus import ChatMessage, ExpertQuery, Task, Upstream, Verdict
+from agentbus import ExpertKit, ExpertQuery, SituationMemo, Task, Upstream, Verdict
 from environments.os.actions import render_move
-from environments.os.prompt import Turn, named_move, sections, squash, turns
+from environments.os.prompt import Turn, named_move, squash, turns
 from environments.os.task import ENV, OsTask, Step
 
 #: chance that a wrong move ends the episode (premature finish / wrong answer)
@@ -37,25 +38,43 @@ TRAPS = (0.0, 0.1, 0.2)
 LOOK = ("ls -la ~", "pwd", "ls /tmp", "cat ~/.bashrc", "ps aux | head")
 
 
-class OsExpert:
-    """Plays OS tasks at any skill from their known solution steps."""
+@dataclass(frozen=True)
+class Situation:
+    """A prompt, read: its task's solution steps, its ``## `` sections and its history."""
+
+    task: OsTask
+    parts: dict[str, str]
+    history: list[Turn]
+
+
+class OsExpert(ExpertKit[Situation]):
+    """Plays OS tasks at any skill from their known solution steps.
+
+    It stands on the environment kit for the task index, the prompt's
+    sections and the situation memo; it writes its answers itself (not by
+    :func:`agentbus.answer_by_verdict`) because its reasoning draws a trap
+    from the random stream before the verdict's format is applied, and that
+    draw order is part of its behaviour.
+    """
 
     env = ENV
 
     def __init__(self) -> None:
-        self._by_text: dict[str, Task] = {}
+        super().__init__()
         self._tasks: dict[str, OsTask] = {}
 
     def add_tasks(self, tasks: Iterable[Task]) -> None:
-        for task in tasks:
-            if task.env == ENV:
-                self._by_text[task.instruction.strip()] = task
-                self._tasks.pop(task.id, None)
+        tasks = list(tasks)
+        super().add_tasks(tasks)
+        ids = {task.id for task in tasks if task.env == ENV}
+        if ids & self._tasks.keys():  # a known id may now name another task: read afresh
+            self._memo = SituationMemo()
+        for task_id in ids:
+            self._tasks.pop(task_id, None)
 
-    def find_task(self, messages: Sequence[ChatMessage]) -> Task | None:
-        user = "\n".join(m["content"] for m in messages if m["role"] != "system")
-        body = sections(user).get("Task")
-        return self._by_text.get(body.strip()) if body is not None else None
+    def understand(self, task: Task, user: str) -> Situation:
+        parts = self.read_sections(user)
+        return Situation(self.os_task(task), parts, turns(parts.get("History", "")))
 
     def os_task(self, task: Task) -> OsTask:
         known = self._tasks.get(task.id)
@@ -109,9 +128,8 @@ class OsExpert:
     def assess(self, query: ExpertQuery) -> Upstream:
         if query.role not in ("reasoning", "action", "reflection"):
             return Upstream()
-        task = self.os_task(query.task)
-        parts = sections(query.user)
-        history = turns(parts.get("History", ""))
+        sit = self.situation(query)
+        task, parts, history = sit.task, sit.parts, sit.history
         plan = self.plan_good(task, parts["Plan"]) if parts.get("Plan") else None
         thought: bool | None = None
         reflection: bool | None = None
@@ -141,9 +159,8 @@ class OsExpert:
         return rng.choice(LOOK)
 
     def respond(self, query: ExpertQuery, verdict: Verdict, rng: random.Random) -> str:
-        task = self.os_task(query.task)
-        parts = sections(query.user)
-        history = turns(parts.get("History", ""))
+        sit = self.situation(query)
+        task, parts, history = sit.task, sit.parts, sit.history
         if query.role == "planning":
             return self._plan(task, verdict, rng)
         right = self.right_move(task, history)

@@ -1,27 +1,23 @@
-"""Reading a contract-shaped PRAF prompt (docs/prompt-contract.md) for the OS expert."""
+"""Reading a contract-shaped PRAF prompt (docs/prompt-contract.md) for the OS expert.
+
+The ``## `` sections are read by the environment kit
+(:func:`agentbus.prompt_sections`); the history's rounds and the moves a
+text names are read here.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-_SECTION = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
+from agentbus import prompt_sections as sections
+
 _ROUND = re.compile(r"^Round \d+$", re.MULTILINE)
 _PARTS = re.compile(r"\AThought: (.*?)\nAction: (.*?)\nFeedback: (.*)\Z", re.DOTALL)
 _STATUS = re.compile(r"\(exit status (-?\d+)\)\s*\Z")
 _OUTPUT = re.compile(r"\AThe output of the OS:\n(.*?)\n\(exit status -?\d+\)\s*\Z", re.DOTALL)
 _TICKS = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _NEXT = re.compile(r"Next(?: command)?:\s*`([^`\n]+)`", re.IGNORECASE)
-
-
-def sections(text: str) -> dict[str, str]:
-    """``## Title`` sections; each body runs to the next ``## `` line."""
-    marks = list(_SECTION.finditer(text))
-    out: dict[str, str] = {}
-    for k, m in enumerate(marks):
-        end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
-        out.setdefault(m.group(1).strip(), text[m.end() : end].strip("\n"))
-    return out
 
 
 @dataclass(frozen=True)
@@ -70,3 +66,6 @@ def named_move(text: str) -> str | None:
     """
     found = _NEXT.findall(text) or _TICKS.findall(text)
     return squash(found[0]) if found else None
+
+
+__all__ = ["Turn", "named_move", "sections", "squash", "turns"]

@@ -97,6 +97,7 @@ class RobotExpert(RoundsExpert[Situation]):
         return sections(text)
 
     def add_tasks(self, tasks: Iterable[Task]) -> None:
+        tasks = list(tasks)
         super().add_tasks(tasks)
         self._by_id.update((t.id, t) for t in tasks if t.env == ENV)
 
