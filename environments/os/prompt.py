@@ -8,11 +8,11 @@ text names are read here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from agentbus import prompt_sections as sections
+from environments.bracket_prompt import PastRound
 
-_ROUND = re.compile(r"^Round \d+$", re.MULTILINE)
+_ROUND = re.compile(r"^Round (\d+)$", re.MULTILINE)
 _PARTS = re.compile(r"\AThought: (.*?)\nAction: (.*?)\nFeedback: (.*)\Z", re.DOTALL)
 _STATUS = re.compile(r"\(exit status (-?\d+)\)\s*\Z")
 _OUTPUT = re.compile(r"\AThe output of the OS:\n(.*?)\n\(exit status -?\d+\)\s*\Z", re.DOTALL)
@@ -20,13 +20,8 @@ _TICKS = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _NEXT = re.compile(r"Next(?: command)?:\s*`([^`\n]+)`", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Turn:
-    """One finished round as the history shows it."""
-
-    thought: str
-    action: str
-    feedback: str
+class Turn(PastRound):
+    """One finished round as the history shows it, with the command's exit status and output."""
 
     @property
     def status(self) -> int | None:
@@ -48,7 +43,8 @@ def turns(history: str) -> list[Turn]:
         body = history[m.end() : end].strip("\n")
         parts = _PARTS.match(body)
         if parts:
-            out.append(Turn(parts.group(1), parts.group(2).strip(), parts.group(3).strip()))
+            thought, action, feedback = parts.group(1), parts.group(2), parts.group(3)
+            out.append(Turn(int(m.group(1)), thought, action.strip(), feedback.strip()))
     return out
 
 
