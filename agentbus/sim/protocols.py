@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -200,18 +200,20 @@ class Protocol:
         return out + b"data: [DONE]\n\n"
 
     # -- errors ------------------------------------------------------------
+    #: the error ``type`` an HTTP status has in this protocol (else the caller's ``kind``)
+    error_types: ClassVar[dict[int, str]] = {
+        400: "invalid_request_error",
+        404: "invalid_request_error",
+        429: "rate_limit_error",
+        500: "server_error",
+    }
+
     def error(self, status: int, kind: str, message: str, param: str | None = None) -> Any:
-        types = {
-            400: "invalid_request_error",
-            404: "invalid_request_error",
-            429: "rate_limit_error",
-            500: "server_error",
-        }
         codes = {404: "model_not_found", 429: "rate_limit_exceeded", 500: "internal_error"}
         return {
             "error": {
                 "message": message,
-                "type": types.get(status, kind),
+                "type": self.error_types.get(status, kind),
                 "param": param,
                 "code": codes.get(status),
             }
@@ -355,15 +357,17 @@ class AnthropicProtocol(Protocol):
             + _sse({"type": "message_stop"}, "message_stop")
         )
 
+    error_types: ClassVar[dict[int, str]] = {
+        400: "invalid_request_error",
+        404: "not_found_error",
+        429: "rate_limit_error",
+        500: "api_error",
+        529: "overloaded_error",
+    }
+
     def error(self, status: int, kind: str, message: str, param: str | None = None) -> Any:
-        types = {
-            400: "invalid_request_error",
-            404: "not_found_error",
-            429: "rate_limit_error",
-            500: "api_error",
-            529: "overloaded_error",
-        }
-        return {"type": "error", "error": {"type": types.get(status, kind), "message": message}}
+        kind = self.error_types.get(status, kind)
+        return {"type": "error", "error": {"type": kind, "message": message}}
 
     def stream_error(self, status: int, message: str) -> bytes:
         return _sse(self.error(status, "api_error", message), "error")
