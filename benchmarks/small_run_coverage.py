@@ -12,18 +12,25 @@ the tables' seeds, 1,000,000 on, and the pools', 800,000 on), and checks
 each printed Shapley interval (results.json ``ci_low``/``ci_high``) against
 the stored table's Shapley value (``python -m agentbus.truth show``).
 
-The table's own standard error (printed, 0.002-0.005) is small against the
-intervals of a 5-15 task run (0.1-0.5), so a hit is counted against the
-table's value as it stands.
+The table's own standard error (printed, 0.001-0.002) is small against the
+intervals of a 5-15 task run (0.06-0.7 wide), so a hit is counted against
+the table's value as it stands. Per slot the report also prints the misses
+below and above, how likely that few hits are if the interval covered 95%
+(one-sided binomial), the mean estimate minus the truth (a prefix that is
+not a sample of the table's population shows here) and the median width of
+the missed intervals against all.
 
 Runtime. A run of T tasks plays 16 T episodes at ``--sim-speed 0`` in
-process: 1.7-5.3 s of CPU per run (ticket 5 tasks to math 15 tasks), about
-3,100 CPU seconds for the full measurement (150 runs per cell, sizes 5, 10,
-15, math and ticket: 900 runs). ``--jobs`` runs that many at once; the runs
-are submitted cell by cell in turn, so ``--deadline`` (stop starting runs
-after that many seconds) leaves every cell with about the same number.
-``--out`` keeps every run's intervals as JSON (written as the runs end), and
-``--report FILE`` prints the table again from such a file.
+process: 1.7-5.3 s of CPU per run here (ticket 5 tasks to math 15 tasks),
+about 3,100 CPU seconds for the full measurement (150 runs per cell, sizes
+5, 10, 15, math and ticket: 900 runs); on the 16-core lent machine the runs
+took 4-23 s of CPU each (docs/statistics.md). ``--jobs`` runs that many at
+once; the runs are submitted cell by cell in turn, so ``--deadline`` (start
+no run after that many seconds) leaves every cell with about the same
+number, and ``--first`` continues at a later run index. ``--out`` keeps
+every run's intervals as JSON (written as the runs end), and ``--report
+FILE...`` prints the table of one or more such files (a seed in two counts
+once).
 
     python benchmarks/small_run_coverage.py --jobs 16 --out cov.json   # the full measurement
     python benchmarks/small_run_coverage.py --runs 20 --jobs 2         # a reduced one
@@ -49,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import binom
 
 from agentbus.app.truth import true_values
 from agentbus.sim.truth.table import load
@@ -116,38 +124,73 @@ def truths(envs: list[str]) -> dict[str, dict[str, list[float]]]:
     return out
 
 
-def report(data: dict[str, Any]) -> None:
-    """Print per cell and slot: coverage, its Wilson interval, misses below/above, the bias."""
-    runs, meta = data["runs"], data["meta"]
-    print(f"command-line runs against the stored tables (weak vs strong); {meta['note']}")
+def report(parts: list[dict[str, Any]]) -> None:
+    """Print per cell and slot: coverage, its Wilson interval, misses below/above, the bias.
+
+    ``parts`` are --out files of the same measurement (a seed run in two counts once).
+    """
+    runs = {
+        (r["env"], r["tasks"], r["seed"]): {**r, "part": i}
+        for i, d in enumerate(parts)
+        for r in d["runs"]
+    }
+    sizes = sorted({t for d in parts for t in d["meta"]["sizes"]})
+    print("command-line runs against the stored tables (weak vs strong)")
     head = "env      tasks  slot           n  coverage  95% Wilson      miss lo/hi"
-    print(head + "  truth phi (se)    mean est - truth (se)  mean half-width")
-    for env, phi in data["truth"].items():
-        for tasks in meta["sizes"]:
-            cell = [r for r in runs if r["env"] == env and r["tasks"] == tasks]
-            if not cell:
-                continue
-            for slot, (value, se) in phi.items():
-                est = np.array([r["slots"][slot] for r in cell])
-                below, above = int(np.sum(est[:, 2] < value)), int(np.sum(est[:, 1] > value))
-                hits = len(cell) - below - above
-                lo, hi = wilson(hits, len(cell))
-                bias = est[:, 0].mean() - value
-                bias_se = est[:, 0].std(ddof=1) / np.sqrt(len(cell)) if len(cell) > 1 else 0.0
-                half = np.mean(est[:, 2] - est[:, 1]) / 2
-                print(
-                    f"{env:8s} {tasks:5d}  {slot:11s} {len(cell):4d} {hits / len(cell):9.3f}"
-                    f"  [{lo:.3f}, {hi:.3f}]  {below:4d}/{above:<4d}  {value:+.3f} ({se:.3f})"
-                    f"   {bias:+.4f} ({bias_se:.4f})        {half:.3f}"
-                )
-            cpu = np.mean([r["cpu_s"] for r in cell])
-            print(f"{env:8s} {tasks:5d}  CPU per run {cpu:.2f} s")
-    print(f"failed runs: {len(data['failed'])}")
-    for line in data["failed"][:5]:
-        print(f"  {line}")
+    print(head + "  P(<=|0.95)  truth phi (se)   mean est - truth (se)  width missed/all")
+    for env, phi in parts[0]["truth"].items():
+        for tasks in sizes:
+            cell = [r for r in runs.values() if r["env"] == env and r["tasks"] == tasks]
+            if cell:
+                cell_lines(env, tasks, phi, cell, parts)
+    for i, d in enumerate(parts):
+        m = d["meta"]
+        print(
+            f"part {i}: {m['note']}: {len(d['runs'])} runs, {len(d['failed'])} failed,"
+            f" {m['wall_s']:.0f} s wall, {m['jobs']} at once on {m['cpus']} CPUs,"
+            f" {sum(r['cpu_s'] for r in d['runs']):.0f} CPU s in the runs; {m['python']}"
+        )
+        for line in d["failed"][:5]:
+            print(f"  {line}")
+
+
+def cell_lines(
+    env: str,
+    tasks: int,
+    phi: dict[str, list[float]],
+    cell: list[dict[str, Any]],
+    parts: list[dict[str, Any]],
+) -> None:
+    """The lines of one (environment, size): one per slot, then the range and the CPU."""
+    n = len(cell)
+    cover = []
+    for slot, (value, se) in phi.items():
+        est = np.array([r["slots"][slot] for r in cell])
+        below, above = int(np.sum(est[:, 2] < value)), int(np.sum(est[:, 1] > value))
+        hits = n - below - above
+        cover.append(hits / n)
+        lo, hi = wilson(hits, n)
+        bias = est[:, 0].mean() - value
+        bias_se = est[:, 0].std(ddof=1) / np.sqrt(n) if n > 1 else 0.0
+        width = est[:, 2] - est[:, 1]
+        missed = (est[:, 2] < value) | (est[:, 1] > value)
+        width_missed = np.median(width[missed]) if below + above else np.nan
+        widths = f"{width_missed:.3f}/{np.median(width):.3f}"
+        # how likely this few hits are if the interval covered 95% (one-sided binomial)
+        p_low = binom.cdf(hits, n, 0.95)
+        print(
+            f"{env:8s} {tasks:5d}  {slot:11s} {n:4d} {hits / n:9.3f}"
+            f"  [{lo:.3f}, {hi:.3f}]  {below:4d}/{above:<4d}  {p_low:10.3f}"
+            f"  {value:+.3f} ({se:.3f})  {bias:+.4f} ({bias_se:.4f})   {widths}"
+        )
+    cpu = [
+        f"{np.mean([r['cpu_s'] for r in cell if r['part'] == i]):.2f} s on {d['meta']['cpus']} CPUs"
+        for i, d in enumerate(parts)
+        if any(r["part"] == i for r in cell)
+    ]
     print(
-        f"runtime {meta['wall_s']:.0f} s wall, {meta['jobs']} at once on {meta['cpus']} CPUs,"
-        f" {sum(r['cpu_s'] for r in runs):.0f} CPU s in the runs; {meta['python']}"
+        f"{env:8s} {tasks:5d}  slots {min(cover):.3f}-{max(cover):.3f}, pooled"
+        f" {np.mean(cover):.3f}; CPU per run {', '.join(cpu)}"
     )
 
 
@@ -157,22 +200,26 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="runs at once")
     parser.add_argument("--envs", default=",".join(ENVS))
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--first", type=int, default=0, help="first run index (seed offset)")
     parser.add_argument("--deadline", type=float, help="start no run after this many seconds")
     parser.add_argument("--out", type=Path, help="write every run's intervals here (JSON)")
-    parser.add_argument("--report", type=Path, help="print the table of an --out file and stop")
+    parser.add_argument(
+        "--report", type=Path, nargs="+", help="print the table of --out files and stop"
+    )
     args = parser.parse_args()
     if args.report:
-        report(json.loads(args.report.read_text()))
+        report([json.loads(p.read_text()) for p in args.report])
         return
     start = time.perf_counter()
     envs = args.envs.split(",")
     sizes = [int(x) for x in args.sizes.split(",")]
-    note = f"{args.runs} runs per cell asked, seeds {SEED0} + 1000 T + r"
+    note = f"runs r = {args.first} to {args.first + args.runs - 1} (seed {SEED0} + 1000 T + r)"
     meta = {"note": note, "sizes": sizes, "jobs": args.jobs, "cpus": os.cpu_count()}
     meta["python"] = sys.version.split()[0]
     data: dict[str, Any] = {"meta": meta, "truth": truths(envs), "runs": [], "failed": []}
     # cell by cell in turn, so that a deadline leaves every cell with about as many runs
-    order = [(e, t, SEED0 + 1000 * t + r) for r in range(args.runs) for t in sizes for e in envs]
+    indices = range(args.first, args.first + args.runs)
+    order = [(e, t, SEED0 + 1000 * t + r) for r in indices for t in sizes for e in envs]
     with ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(one_run, *job) for job in order]
         for i, fut in enumerate(as_completed(futures)):
@@ -192,7 +239,7 @@ def main() -> None:
     meta["wall_s"] = time.perf_counter() - start
     if args.out:
         args.out.write_text(json.dumps(data))
-    report(data)
+    report([data])
 
 
 if __name__ == "__main__":
