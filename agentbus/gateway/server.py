@@ -42,6 +42,7 @@ from agentbus.gateway.wire import (
     parse_anthropic,
     parse_openai,
 )
+from agentbus.listener import Listener
 from agentbus.llm.streaming import token_sink
 from agentbus.llm.types import Completion
 
@@ -54,7 +55,7 @@ def _json(data: Any, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(data), status=status, content_type="application/json")
 
 
-class Gateway:
+class Gateway(Listener):
     """The gateway server of one run; :meth:`open` and :meth:`close` bracket each episode."""
 
     def __init__(
@@ -82,7 +83,6 @@ class Gateway:
         self.pools: dict[str, Any] = {}
         #: client for passing the Responses API through to an upstream that has it
         self._client: aiohttp.ClientSession | None = None
-        self._runner: web.AppRunner | None = None
         self.app = self._build()
 
     def _build(self) -> web.Application:
@@ -100,18 +100,9 @@ class Gateway:
     # -- lifecycle ------------------------------------------------------------
     async def start(self) -> str:
         """Listen on loopback (port 0: a free one); returns the root URL."""
-        self._runner = web.AppRunner(
-            self.app, access_log=None, handle_signals=False, **self.limits.handler_args()
+        self.root_url = await self.listen(
+            self.app, {"backlog": 4096}, handle_signals=False, **self.limits.handler_args()
         )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, backlog=4096)
-        await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        port = sockets[0].getsockname()[1] if sockets else self.port
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        self.port = port
-        self.root_url = f"http://{host}:{port}"
         log.info("gateway.started", url=self.root_url)
         return self.root_url
 
@@ -121,16 +112,7 @@ class Gateway:
         if self._client is not None:
             await self._client.close()
             self._client = None
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> Gateway:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
+        await super().stop()
 
     def open(self, session: Session) -> AgentContext:
         """Register an episode; the context carries its URLs and token."""

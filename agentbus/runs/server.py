@@ -47,6 +47,7 @@ from yarl import URL
 
 from agentbus.core.events import ATTRIBUTION_SNAPSHOT, EventHub
 from agentbus.errors import UserError
+from agentbus.listener import Listener
 from agentbus.logs import scrub_bytes
 from agentbus.runs.blame_marks import by_module, mark_of
 from agentbus.runs.episodes import EpisodeIndex
@@ -85,7 +86,7 @@ CONTENT_TYPES = {
 Attribution = Callable[[], Mapping[str, Any] | Awaitable[Mapping[str, Any]]]
 
 
-class LiveServer(EventStreams):
+class LiveServer(EventStreams, Listener):
     """aiohttp server streaming a run's events; see the module docstring."""
 
     def __init__(
@@ -128,7 +129,6 @@ class LiveServer(EventStreams):
         self._applied = 0
         self._catchup = anyio.Lock()
         self._streams: set[anyio.CancelScope] = set()
-        self._runner: web.AppRunner | None = None
         self._stopping = False
         self.max_streams = MAX_STREAMS
         self.write_timeout_s = WRITE_TIMEOUT_S
@@ -160,23 +160,8 @@ class LiveServer(EventStreams):
 
     async def start(self) -> str:
         """Listen; returns the dashboard URL (with the token when one is needed)."""
-        runner = web.AppRunner(
-            self.app(), access_log=None, shutdown_timeout=2.0, keepalive_timeout=KEEPALIVE_S
-        )
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
-        try:
-            await site.start()
-        except OSError as exc:
-            await runner.cleanup()
-            raise UserError(f"cannot serve on {self.host}:{self.port}: {exc.strerror}") from None
-        self._runner = runner
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        self.url = f"http://{host}:{self.port}/"
+        root = await self.listen(self.app(), shutdown_timeout=2.0, keepalive_timeout=KEEPALIVE_S)
+        self.url = root + "/"
         if self.token:
             self.url += f"?token={self.token}"
         if self.generated_token:
@@ -189,16 +174,7 @@ class LiveServer(EventStreams):
         self._stopping = True
         for scope in list(self._streams):
             scope.cancel()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> LiveServer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
+        await super().stop()
 
     # ------------------------------------------------------------------- auth
 

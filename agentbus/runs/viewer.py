@@ -25,13 +25,14 @@ import anyio
 from aiohttp import web
 
 from agentbus.errors import UserError
+from agentbus.listener import Listener
 from agentbus.pipes import pipe_safe
 from agentbus.runs.comparison import compare_runs
 from agentbus.runs.runlog import ReadOnlyStore
 from agentbus.runs.server import STATIC_DIR, LiveServer, _error, _json
 
 
-class Viewer:
+class Viewer(Listener):
     """One aiohttp server for one or more finished runs (see the module docstring)."""
 
     def __init__(
@@ -56,7 +57,6 @@ class Viewer:
         self.front = self.servers[0]
         self.host, self.port = host, port
         self.url = ""
-        self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
         root = web.Application(middlewares=[self.front._auth])
@@ -109,20 +109,7 @@ class Viewer:
     async def start(self) -> str:
         """Index the runs (when :meth:`prepare` has not) and listen; returns the URL."""
         await self.prepare()
-        runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=2.0)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
-        try:
-            await site.start()
-        except OSError as exc:
-            await runner.cleanup()
-            raise UserError(f"cannot serve on {self.host}:{self.port}: {exc.strerror}") from None
-        self._runner = runner
-        sockets = getattr(site._server, "sockets", None) or []
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        self.url = f"http://{host}:{self.port}/"
+        self.url = await self.listen(self.app(), shutdown_timeout=2.0) + "/"
         if self.front.token:
             self.url += f"?token={self.front.token}"
         return self.url
@@ -136,11 +123,6 @@ class Viewer:
                 server.applied_up_to(store.offset)
             self._scanned = True
         return time.perf_counter() - began
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
 
 
 async def serve(args: argparse.Namespace) -> None:
