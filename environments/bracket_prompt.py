@@ -12,6 +12,7 @@ The ``## `` sections are read by the environment kit
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from agentbus import prompt_sections as sections
@@ -56,6 +57,21 @@ def rounds(history: str) -> list[PastRound]:
     return out
 
 
+def rounds_so_far(
+    parts: Mapping[str, str], read: Callable[[str], list[PastRound]] = rounds
+) -> list[PastRound]:
+    """The rounds a prompt shows: its ``## History``, then its ``## Last step`` when new.
+
+    A reflection's prompt may show the step it is about only under ``Last
+    step``; a replay must include it once. ``read`` reads one body's rounds.
+    """
+    past = read(parts.get("History", ""))
+    last_step = read(parts.get("Last step", ""))
+    if last_step and all(r.number != last_step[-1].number for r in past):
+        past.append(last_step[-1])
+    return past
+
+
 def last_action(text: str, verbs: tuple[str, ...]) -> str | None:
     """The last ``verb[argument]`` in ``text`` with one of ``verbs``, normalised; or None."""
     pattern = re.compile(rf"\b({'|'.join(map(re.escape, verbs))})\s*\[([^\]\n]*)\]", re.I)
@@ -66,4 +82,4 @@ def last_action(text: str, verbs: tuple[str, ...]) -> str | None:
     return f"{verb.lower()}[{arg.strip()}]"
 
 
-__all__ = ["PastRound", "last_action", "rounds", "sections"]
+__all__ = ["PastRound", "last_action", "rounds", "rounds_so_far", "sections"]

@@ -9,17 +9,13 @@ after midnight.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 HOTEL = "Hotel"
 MINUTES_PER_KM = 4
 FARE_PER_KM = 1.0
 DAY_START = 9 * 60
-
-
-def clock(minutes: int) -> str:
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 @dataclass(frozen=True)
@@ -34,16 +30,7 @@ class Place:
     ticket: float
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "category": self.category,
-            "x": self.x,
-            "y": self.y,
-            "opens": self.opens,
-            "closes": self.closes,
-            "visit": self.visit,
-            "ticket": self.ticket,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

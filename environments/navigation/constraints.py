@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from environments.navigation.city import clock
+from environments.daytime import clock
 
 if TYPE_CHECKING:
     from environments.navigation.evaluation import Evaluation

@@ -8,14 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from environments.navigation.city import (
-    DAY_START,
-    FARE_PER_KM,
-    HOTEL,
-    City,
-    clock,
-    travel_minutes,
-)
+from environments.daytime import clock
+from environments.navigation.city import DAY_START, FARE_PER_KM, HOTEL, City, travel_minutes
 from environments.navigation.constraints import Constraint
 from environments.navigation.evaluation import Evaluation
 

@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass
 
 from agentbus import Task
+from environments.bracket_prompt import rounds_so_far
 from environments.navigation.constraints import Constraint
-from environments.navigation.prompt import PastRound, rounds, sections
+from environments.navigation.prompt import PastRound, sections
 from environments.navigation.route import evaluate, violations
 from environments.navigation.tasks import optima_of, trip_of
 from environments.navigation.trip import Trip, parse_route
@@ -64,10 +65,7 @@ class Situation:
 def understand(task: Task, user: str) -> Situation:
     parts = sections(user)
     trip = trip_of(task)
-    past = rounds(parts.get("History", ""))
-    last_step = rounds(parts.get("Last step", ""))
-    if last_step and all(r.number != last_step[-1].number for r in past):
-        past.append(last_step[-1])
+    past = rounds_so_far(parts)
     before_last = list(trip.active)
     flagged: list[Constraint] | None = None
     for r in past:

@@ -15,7 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from environments.navigation.city import HOTEL, City, clock
+from environments.daytime import clock
+from environments.navigation.city import HOTEL, City
 from environments.navigation.constraints import Constraint
 from environments.navigation.route import Evaluation, evaluate, violations
 

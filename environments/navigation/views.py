@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from environments.navigation.city import FARE_PER_KM, HOTEL, MINUTES_PER_KM, City, clock
+from environments.daytime import clock
+from environments.navigation.city import FARE_PER_KM, HOTEL, MINUTES_PER_KM, City
 
 
 def city_text(city: City) -> str:

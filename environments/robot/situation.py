@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentbus import Task
-from environments.bracket_prompt import PastRound
+from environments.bracket_prompt import PastRound, rounds_so_far
 from environments.robot.parser import extract_acts, extract_round
 from environments.robot.prompt import history_rounds, sections
 from environments.robot.rules import Rules
@@ -77,10 +77,7 @@ def understand(
     """
     parts = sections(user)
     world = World(scene, rules)
-    rounds = history_rounds(parts.get("History", ""))
-    last_step = history_rounds(parts.get("Last step", ""))
-    if last_step and all(r.number != last_step[-1].number for r in rounds):
-        rounds.append(last_step[-1])
+    rounds = rounds_so_far(parts, history_rounds)
     # ``current`` is never changed in place (it may be a remembered state): a
     # round is executed on a copy of it
     current = world.state

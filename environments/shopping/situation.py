@@ -11,11 +11,12 @@ import re
 from dataclasses import dataclass, field, replace
 
 from agentbus import Task
+from environments.bracket_prompt import rounds_so_far
 from environments.shopping.catalogue import Catalogue, normalise
 from environments.shopping.goal import Goal
 from environments.shopping.pages import State
 from environments.shopping.policy import good_actions, is_good
-from environments.shopping.prompt import PastRound, rounds, sections
+from environments.shopping.prompt import PastRound, sections
 from environments.shopping.session import ACTION_LIMIT, Session
 from environments.shopping.tasks import catalogue_of, goal_of
 
@@ -89,10 +90,7 @@ def understand(task: Task, user: str) -> Situation:
     catalogue = catalogue_of(str(task.data["catalogue"]))
     goal = goal_of(task)
     session = Session(catalogue, goal, limit=int(task.data.get("action_limit", ACTION_LIMIT)))
-    past = rounds(parts.get("History", ""))
-    last_step = rounds(parts.get("Last step", ""))
-    if last_step and all(r.number != last_step[-1].number for r in past):
-        past.append(last_step[-1])
+    past = rounds_so_far(parts)
     states = [session.state.copy()]
     after_flagged: State | None = None
     for r in past:

@@ -11,13 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from environments.ticket.world import (
-    AIRPORT_MINUTES,
-    Cost,
-    Traveller,
-    clock,
-    cost,
-)
+from environments.daytime import clock
+from environments.ticket.world import AIRPORT_MINUTES, Cost, Traveller, cost
 
 _NUMBER = re.compile(r"\b[A-Za-z]{2}\d{3}\b")
 _ACTION = re.compile(r"^\s*(flights|calendar|book)\s*\[(.*)\]\s*$", re.IGNORECASE | re.DOTALL)

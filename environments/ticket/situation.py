@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentbus import Task
+from environments.bracket_prompt import rounds_so_far
 from environments.ticket.desk import Desk
-from environments.ticket.prompt import PastRound, rounds, sections
+from environments.ticket.prompt import PastRound, sections
 from environments.ticket.tasks import desk_of
 from environments.ticket.world import Traveller, cost, solve
 
@@ -74,10 +75,7 @@ def _free(t: Traveller) -> Traveller:
 def understand(task: Task, user: str) -> Situation:
     parts = sections(user)
     desk = desk_of(task)
-    past = rounds(parts.get("History", ""))
-    last_step = rounds(parts.get("Last step", ""))
-    if last_step and all(r.number != last_step[-1].number for r in past):
-        past.append(last_step[-1])
+    past = rounds_so_far(parts)
     before: set[str] = set()
     for r in past:
         before = set(desk.seen)

@@ -23,10 +23,6 @@ GAP_PER_HOUR = 40.0
 CONFLICT_COST = 300.0
 
 
-def clock(minutes: int) -> str:
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
-
 @dataclass(frozen=True)
 class Flight:
     number: str
