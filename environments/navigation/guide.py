@@ -8,40 +8,35 @@ _FENCE = "```"
 
 
 def navigation_guide() -> dict[str, str]:
-    system = (
-        "You plan one-day city routes for a traveller. A route starts and ends at the hotel "
-        "(09:00 start) and visits places in order; arriving before a place opens means waiting, "
-        "and a visit must end by closing time. The only action is propose[Place, Place, ...] "
-        "with the places in visiting order (the hotel is implied at both ends). The traveller "
-        "answers with the timeline and which requirements the route meets, may add a new "
-        "requirement after any round, and accepts a route that meets all of them. The "
-        "shortest route that meets every requirement is the best one."
-    )
-    planning = (
-        "List every requirement, pick for each required activity the places that fit (category, "
-        "opening hours, ticket), and give the order that keeps the total distance smallest, "
-        "as a line 'Route: A > B > C'. Say that new requirements must be added to the earlier "
-        "ones, never replace them."
-    )
-    reasoning = (
-        "Check the requirements in force now (including any the traveller added), the opening "
-        "hours and the distances; decide the shortest route that meets all of them. End with "
-        "one line 'Next action: propose[A, B, C]'."
-    )
-    action = (
-        f"Write exactly one action inside one {_FENCE}action fence, for example:\n"
-        f"{_FENCE}action\npropose[City Museum, Rose Garden]\n{_FENCE}\n"
-        "Use the place names exactly as listed."
-    )
-    reflection = (
-        "The last route was not accepted. Name the requirement it broke or the new requirement "
-        "it must now meet, and end with one line 'Next action: propose[A, B, C]' giving the "
-        "shortest route that meets every requirement."
-    )
     return env_guide(
-        system=system,
-        planning=planning,
-        reasoning=reasoning,
-        action=action,
-        reflection=reflection,
+        system=(
+            "You plan one-day city routes for a traveller. A route starts and ends at the hotel "
+            "(09:00 start) and visits places in order; arriving before a place opens means "
+            "waiting, and a visit must end by closing time. The only action is propose[Place, "
+            "Place, ...] with the places in visiting order (the hotel is implied at both ends). "
+            "The traveller answers with the timeline and which requirements the route meets, may "
+            "add a new requirement after any round, and accepts a route that meets all of them. "
+            "The shortest route that meets every requirement is the best one."
+        ),
+        planning=(
+            "List every requirement, pick for each required activity the places that fit "
+            "(category, opening hours, ticket), and give the order that keeps the total distance "
+            "smallest, as a line 'Route: A > B > C'. Say that new requirements must be added to "
+            "the earlier ones, never replace them."
+        ),
+        reasoning=(
+            "Check the requirements in force now (including any the traveller added), the opening "
+            "hours and the distances; decide the shortest route that meets all of them. End with "
+            "one line 'Next action: propose[A, B, C]'."
+        ),
+        action=(
+            f"Write exactly one action inside one {_FENCE}action fence, for example:\n"
+            f"{_FENCE}action\npropose[City Museum, Rose Garden]\n{_FENCE}\n"
+            "Use the place names exactly as listed."
+        ),
+        reflection=(
+            "The last route was not accepted. Name the requirement it broke or the new requirement "
+            "it must now meet, and end with one line 'Next action: propose[A, B, C]' giving the "
+            "shortest route that meets every requirement."
+        ),
     )

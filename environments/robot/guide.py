@@ -24,43 +24,38 @@ def build_guide(rules: Rules) -> dict[str, str]:
     robots = ", ".join(rules.robots)
     vocab = "\n".join(f"- {syntax}: {meaning}" for syntax, meaning in rules.verbs.items())
     fence = "```"
-    system = (
-        f"You help coordinate a team of robots ({robots}) on a tabletop; this is a "
-        f"{rules.kind} task. The robots act in rounds: in every round each robot performs "
-        "exactly one action, all at the same time. A robot can only touch what is listed in "
-        "its reach in the scene description. A round that breaks a rule is rejected as a "
-        "whole and changes nothing. The task has a round limit.\n"
-        f"Actions of this task:\n{vocab}"
-    )
-    planning = (
-        "Plan the whole task as numbered steps in the order they must happen. Give each step "
-        f"to a robot that can do it (reach, tool), one action per line, like '1. {rules.robots[0]}:"
-        f" <ACTION>'. Respect the order the goal asks for."
-    )
-    reasoning = (
-        "Decide only the next round: one action for every robot "
-        f"({robots}), WAIT for a robot with nothing useful to do. Check each precondition "
-        "against the current state (reach, what is held, where the tools are, the required "
-        "order). Explain briefly, then end with one line of the form "
-        f"'Next round: {rules.robots[0]} <ACTION>; {rules.robots[-1]} <ACTION>'."
-    )
-    action = (
-        f"Write the round inside one {fence}action fence: the line EXECUTE, then exactly one "
-        f"line per robot ({robots}) of the form 'NAME: <robot> ACTION: <action>', using only "
-        "the actions listed for this task. For example:\n"
-        f"{fence}action\n{_example(rules)}\n{fence}\n"
-        "Several EXECUTE blocks in the fence propose several rounds; they run in order and "
-        "execution stops at the first invalid round."
-    )
-    reflection = (
-        "The last round was rejected or went wrong. Name the robot and the action at fault and "
-        "the rule it broke (the feedback says why), then state the correct next round as "
-        f"'Next round: {rules.robots[0]} <ACTION>; {rules.robots[-1]} <ACTION>'."
-    )
     return env_guide(
-        system=system,
-        planning=planning,
-        reasoning=reasoning,
-        action=action,
-        reflection=reflection,
+        system=(
+            f"You help coordinate a team of robots ({robots}) on a tabletop; this is a "
+            f"{rules.kind} task. The robots act in rounds: in every round each robot performs "
+            "exactly one action, all at the same time. A robot can only touch what is listed in "
+            "its reach in the scene description. A round that breaks a rule is rejected as a "
+            "whole and changes nothing. The task has a round limit.\n"
+            f"Actions of this task:\n{vocab}"
+        ),
+        planning=(
+            "Plan the whole task as numbered steps in the order they must happen. Give each step "
+            "to a robot that can do it (reach, tool), one action per line, like "
+            f"'1. {rules.robots[0]}: <ACTION>'. Respect the order the goal asks for."
+        ),
+        reasoning=(
+            "Decide only the next round: one action for every robot "
+            f"({robots}), WAIT for a robot with nothing useful to do. Check each precondition "
+            "against the current state (reach, what is held, where the tools are, the required "
+            "order). Explain briefly, then end with one line of the form "
+            f"'Next round: {rules.robots[0]} <ACTION>; {rules.robots[-1]} <ACTION>'."
+        ),
+        action=(
+            f"Write the round inside one {fence}action fence: the line EXECUTE, then exactly one "
+            f"line per robot ({robots}) of the form 'NAME: <robot> ACTION: <action>', using only "
+            "the actions listed for this task. For example:\n"
+            f"{fence}action\n{_example(rules)}\n{fence}\n"
+            "Several EXECUTE blocks in the fence propose several rounds; they run in order and "
+            "execution stops at the first invalid round."
+        ),
+        reflection=(
+            "The last round was rejected or went wrong. Name the robot and the action at fault and "
+            "the rule it broke (the feedback says why), then state the correct next round as "
+            f"'Next round: {rules.robots[0]} <ACTION>; {rules.robots[-1]} <ACTION>'."
+        ),
     )

@@ -9,44 +9,39 @@ _FENCE = "```"
 
 
 def shopping_guide() -> dict[str, str]:
-    system = (
-        "You are shopping for a customer in a web shop that you see as text pages. "
-        "Clickable elements are shown in square brackets. Two actions exist: "
-        "search[query] (only on the search page) and click[element], where element is the "
-        "exact text of a bracketed element on the current page: a product ID such as "
-        "[B0ABC12345], an option value, [Next >], [< Prev], [Back to Search], [Description], "
-        "[Features], [Reviews] or [Buy Now]. The customer's wishes are a product type, "
-        "some attributes, option values (colour, size, ...) and a price ceiling; what you buy "
-        f"is scored on all of them. Buy with [Buy Now] within {ACTION_LIMIT} actions or the "
-        "task fails."
-    )
-    planning = (
-        "List what the customer asks for (product type, each attribute, each option value, the "
-        "price ceiling), then plan the route: a search query with the type and the key "
-        "attributes, which result to open, which options to select, when to buy."
-    )
-    reasoning = (
-        "Look at the current page. Decide the single next action: search, open the result that "
-        "matches the wishes and the budget, select a missing option, go back when the page "
-        "does not fit, or buy when everything matches. End with one line 'Next action: "
-        "search[...]' or 'Next action: click[...]'."
-    )
-    action = (
-        f"Write exactly one action inside one {_FENCE}action fence, for example:\n"
-        f"{_FENCE}action\nsearch[folding desk wood finish]\n{_FENCE}\nor\n"
-        f"{_FENCE}action\nclick[B0ABC12345]\n{_FENCE}\n"
-        "Copy the element's text exactly as the page shows it, without the brackets' content "
-        "changed."
-    )
-    reflection = (
-        "The last action failed or led away from the goal. Say what went wrong (a query that "
-        "missed the product, a wrong result, an option not selected, a label not on the page) "
-        "and end with one line 'Next action: search[...]' or 'Next action: click[...]'."
-    )
     return env_guide(
-        system=system,
-        planning=planning,
-        reasoning=reasoning,
-        action=action,
-        reflection=reflection,
+        system=(
+            "You are shopping for a customer in a web shop that you see as text pages. "
+            "Clickable elements are shown in square brackets. Two actions exist: "
+            "search[query] (only on the search page) and click[element], where element is the "
+            "exact text of a bracketed element on the current page: a product ID such as "
+            "[B0ABC12345], an option value, [Next >], [< Prev], [Back to Search], [Description], "
+            "[Features], [Reviews] or [Buy Now]. The customer's wishes are a product type, "
+            "some attributes, option values (colour, size, ...) and a price ceiling; what you buy "
+            f"is scored on all of them. Buy with [Buy Now] within {ACTION_LIMIT} actions or the "
+            "task fails."
+        ),
+        planning=(
+            "List what the customer asks for (product type, each attribute, each option value, the "
+            "price ceiling), then plan the route: a search query with the type and the key "
+            "attributes, which result to open, which options to select, when to buy."
+        ),
+        reasoning=(
+            "Look at the current page. Decide the single next action: search, open the result that "
+            "matches the wishes and the budget, select a missing option, go back when the page "
+            "does not fit, or buy when everything matches. End with one line 'Next action: "
+            "search[...]' or 'Next action: click[...]'."
+        ),
+        action=(
+            f"Write exactly one action inside one {_FENCE}action fence, for example:\n"
+            f"{_FENCE}action\nsearch[folding desk wood finish]\n{_FENCE}\nor\n"
+            f"{_FENCE}action\nclick[B0ABC12345]\n{_FENCE}\n"
+            "Copy the element's text exactly as the page shows it, without the brackets' content "
+            "changed."
+        ),
+        reflection=(
+            "The last action failed or led away from the goal. Say what went wrong (a query that "
+            "missed the product, a wrong result, an option not selected, a label not on the page) "
+            "and end with one line 'Next action: search[...]' or 'Next action: click[...]'."
+        ),
     )
