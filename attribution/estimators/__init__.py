@@ -122,20 +122,19 @@ class Estimator:
             return pertask.permutation_per_task(masks, rewards, n)
         k = self.pairs
         ok = np.ones((len(masks), k)) if valid is None else valid[:, 2 : 2 + k]
-        args = (
+        data = pertask.PairRewards(
             masks[:, 2 : 2 + k],
             rewards[:, 0],
             rewards[:, 1],
             rewards[:, 2 : 2 + k],
             rewards[:, 2 + k :],
             ok,
-            n,
         )
         if self.name == "stratified":
-            return pertask.stratified_per_task(*args, k, self.proportions)
+            return pertask.stratified_per_task(data, n, k, self.proportions)
         if self.name == "msr":
-            return pertask.msr_per_task(*args, k, self.proportions)
-        return pertask.leverage_per_task(*args)
+            return pertask.msr_per_task(data, n, k, self.proportions)
+        return pertask.leverage_per_task(data, n)
 
     def from_per_task(
         self,

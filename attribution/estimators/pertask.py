@@ -37,6 +37,7 @@ values are the regression's influence values (cluster-robust by task).
 from __future__ import annotations
 
 import itertools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -88,18 +89,24 @@ def _pair_weights(pairs: IntArray, n: int, k: int, pi: FloatArray) -> FloatArray
     return np.asarray(a * scale[..., None])
 
 
-def stratified_per_task(
-    pairs: IntArray,
-    r0: FloatArray,
-    rn: FloatArray,
-    rs: FloatArray,
-    rc: FloatArray,
-    valid: FloatArray,
-    n: int,
-    k: int,
-    pi: FloatArray,
-) -> FloatArray:
+class PairRewards(NamedTuple):
+    """What a pair design measured, per task: the input of the pair estimators."""
+
+    #: the smaller side S of each pair (tasks x k coalition masks)
+    pairs: IntArray
+    #: r(0) and r(N) (tasks)
+    r0: FloatArray
+    rn: FloatArray
+    #: r(S) and r(N - S) of each pair (tasks x k)
+    rs: FloatArray
+    rc: FloatArray
+    #: each pair's weight: 1, or 0 for a placeholder pair a task could not fill (tasks x k)
+    valid: FloatArray
+
+
+def stratified_per_task(data: PairRewards, n: int, k: int, pi: FloatArray) -> FloatArray:
     """Horvitz-Thompson phi_t of a pair design (see the module docstring)."""
+    pairs, r0, rn, rs, rc, valid = data
     w = _pair_weights(pairs, n, k, pi)
     d = (rs - rc) * valid
     return np.asarray(((rn - r0) / n)[:, None] + np.einsum("tkn,tk->tn", w, d))
@@ -129,18 +136,9 @@ def refit_points(tasks: int) -> list[int]:
     return pts
 
 
-def msr_per_task(
-    pairs: IntArray,
-    r0: FloatArray,
-    rn: FloatArray,
-    rs: FloatArray,
-    rc: FloatArray,
-    valid: FloatArray,
-    n: int,
-    k: int,
-    pi: FloatArray,
-) -> FloatArray:
+def msr_per_task(data: PairRewards, n: int, k: int, pi: FloatArray) -> FloatArray:
     """Regression-adjusted phi_t; task t's model is fitted on tasks 0..t-1 only."""
+    pairs, r0, rn, rs, rc, valid = data
     tasks = len(pairs)
     full = (1 << n) - 1
     masks = np.concatenate(
@@ -165,24 +163,15 @@ def msr_per_task(
         resid = rewards[lo:hi] - fitted
         e0, en = resid[:, 0], resid[:, 1]
         es, ec = resid[:, 2 : 2 + k], resid[:, 2 + k :]
-        out[lo:hi] = quadratic_shapley(coef, n)[None, :] + stratified_per_task(
-            pairs[lo:hi], e0, en, es, ec, valid[lo:hi], n, k, pi
-        )
+        residual = PairRewards(pairs[lo:hi], e0, en, es, ec, valid[lo:hi])
+        out[lo:hi] = quadratic_shapley(coef, n)[None, :] + stratified_per_task(residual, n, k, pi)
         xs = x[lo:hi].reshape(-1, p) * weight[lo:hi].reshape(-1, 1)
         xtx += xs.T @ xs
         xty += xs.T @ (rewards[lo:hi].reshape(-1) * weight[lo:hi].reshape(-1))
     return out
 
 
-def leverage_per_task(
-    pairs: IntArray,
-    r0: FloatArray,
-    rn: FloatArray,
-    rs: FloatArray,
-    rc: FloatArray,
-    valid: FloatArray,
-    n: int,
-) -> FloatArray:
+def leverage_per_task(data: PairRewards, n: int) -> FloatArray:
     """Influence values of the pooled Leverage SHAP regression (their mean is the estimate).
 
     Rows are both sides of every pair, centred features z - |S|/n (the
@@ -190,6 +179,7 @@ def leverage_per_task(
     (r(N) - r(0)) on the row's own task, weight 1/(|S| (n - |S|)): the Shapley
     kernel over the leverage-score sampling probabilities.
     """
+    pairs, r0, rn, rs, rc, valid = data
     tasks, _k = pairs.shape
     full = (1 << n) - 1
     masks = np.concatenate([pairs, full ^ pairs], axis=1)  # tasks x 2k
