@@ -13,29 +13,21 @@ import contextlib
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.cli_run import env_with_repo, python_m
+
 FAST = ["--sim-speed", "0", "--sim-transport", "inprocess", "--progress", "off", "--no-preflight"]
 SMALL = ["--limit", "4", "--slots", "planning"]  # 4 tasks x 2 coalitions = 8 episodes
 EPISODES = 8
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "agentbus.run", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-        check=False,
-    )
+    return python_m("agentbus.run", *args, timeout=180, env=env_with_repo())
 
 
 def one_line(out: subprocess.CompletedProcess[str], code: int) -> str:

@@ -12,23 +12,18 @@ from __future__ import annotations
 import gzip
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
+from tests.cli_run import python_m
+
 COMMON = ["--slots", "planning", "--sim-speed", "0", "--progress", "off", "--no-plots"]
 
 
 def cli(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", module, *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=cwd,
-    )
+    return python_m(module, *args, timeout=180, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,8 @@ only a warning, a server that accepts but never answers times out.
 from __future__ import annotations
 
 import io
-import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,8 +22,8 @@ from agentbus.app.preflight import check
 from agentbus.errors import InfraError, UserError
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service
+from tests.cli_run import env_with_repo, python_m
 
-ROOT = Path(__file__).resolve().parents[1]
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 
 
@@ -37,16 +35,7 @@ def closed_port() -> int:
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in KEYS}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(
-        [sys.executable, "-m", "agentbus.run", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-        env=env,
-    )
+    return python_m("agentbus.run", *args, timeout=60, cwd=cwd, env=env_with_repo(without=KEYS))
 
 
 def assert_one_line_and_nothing_written(out: subprocess.CompletedProcess[str], cwd: Path) -> str:

@@ -16,6 +16,7 @@ import sys
 
 from agentbus.app.cli_args import parse_command
 from agentbus.llm.spec import parse_spec
+from tests.cli_run import python_m
 
 #: the engine arguments the launcher may use (vLLM's documented `vllm serve` flags)
 VLLM_FLAGS = {
@@ -31,13 +32,7 @@ VLLM_FLAGS = {
 
 
 def serve(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentbus.serve_vllm", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return python_m("agentbus.serve_vllm", *args, timeout=60)
 
 
 def test_dry_run_prints_vllm_lines_and_the_run_command() -> None:

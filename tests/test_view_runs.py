@@ -28,6 +28,7 @@ from agentbus.export import main as export_main
 from agentbus.runs.comparison import compare_runs, task_shapley
 from agentbus.runs.runlog import scan
 from agentbus.runs.viewer import Viewer
+from tests.cli_run import python_m
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +37,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    return python_m(*args, cwd=ROOT)
 
 
 def ended(run: Path) -> list[dict[str, Any]]:
