@@ -69,7 +69,7 @@ HOSTILE = (
 def file_tasks(n: int) -> list[OsTask]:
     """``n`` file-system tasks (they work under HOME alone, so the bare arm is safe)."""
     file_makers = dict(CATEGORIES)["file"]
-    names = {m.__name__ for m in file_makers}
+    names = {m.name for m in file_makers}
     pool = [t for t in generate(max(30, n * 4), seed=11) if t.category == "file"]
     assert pool and names
     return [pool[i % len(pool)] for i in range(n)]

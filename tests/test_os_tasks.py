@@ -61,11 +61,11 @@ def test_a_git_level_in_the_os_folder_is_refused_in_one_line() -> None:
 
 def _template_of(i: int, seed: int) -> str:
     """Which template made generated task ``i`` (the generator's own draw)."""
-    return maker_at(seed, i)[0].__name__
+    return maker_at(seed, i)[0].name
 
 
 def _one_per_template() -> list[OsTask]:
-    makers = {m.__name__ for _, ms in CATEGORIES for m in ms}
+    makers = {m.name for _, ms in CATEGORIES for m in ms}
     seen: dict[str, OsTask] = {}
     for i, task in enumerate(generate(120, seed=3)):
         seen.setdefault(_template_of(i, 3), task)
