@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from agentbus.coalitions import coalition_key as kernel_coalition_key
 from agentbus.errors import UserError
 
 MAX_SLOTS = 20
@@ -266,9 +267,14 @@ def smoothed_bernoulli_variance(sums: FloatArray, counts: FloatArray) -> FloatAr
 
 
 def coalition_key(slots: Sequence[str], coalition: Iterable[str]) -> str:
-    """Key for a coalition without building a game: names in slot order, '+'-joined."""
+    """Key for a coalition without building a game (:func:`agentbus.coalitions.coalition_key`).
+
+    Here a slot the agent does not have is the user's mistake: a one-line
+    :class:`UserError` that lists the agent's slots.
+    """
     chosen = set(coalition)
-    unknown = chosen - set(slots)
-    if unknown:
-        raise UserError(f"unknown slot(s) {sorted(unknown)}; slots are {', '.join(slots)}")
-    return "+".join(s for s in slots if s in chosen)
+    try:
+        return kernel_coalition_key(slots, chosen)
+    except ValueError:
+        unknown = sorted(chosen - set(slots))
+        raise UserError(f"unknown slot(s) {unknown}; slots are {', '.join(slots)}") from None
