@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from agentbus import env_guide
-
-_FENCE = "```"
+from agentbus import action_fence, env_guide
 
 
 def navigation_guide() -> dict[str, str]:
@@ -30,8 +28,8 @@ def navigation_guide() -> dict[str, str]:
             "one line 'Next action: propose[A, B, C]'."
         ),
         action=(
-            f"Write exactly one action inside one {_FENCE}action fence, for example:\n"
-            f"{_FENCE}action\npropose[City Museum, Rose Garden]\n{_FENCE}\n"
+            "Write exactly one action inside one ```action fence, for example:\n"
+            f"{action_fence('propose[City Museum, Rose Garden]')}\n"
             "Use the place names exactly as listed."
         ),
         reflection=(

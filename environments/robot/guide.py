@@ -8,7 +8,7 @@ action module must write inside its ```action fence.
 
 from __future__ import annotations
 
-from agentbus import env_guide
+from agentbus import action_fence, env_guide
 from environments.robot.rules import Rules
 
 
@@ -23,7 +23,6 @@ def _example(rules: Rules) -> str:
 def build_guide(rules: Rules) -> dict[str, str]:
     robots = ", ".join(rules.robots)
     vocab = "\n".join(f"- {syntax}: {meaning}" for syntax, meaning in rules.verbs.items())
-    fence = "```"
     return env_guide(
         system=(
             f"You help coordinate a team of robots ({robots}) on a tabletop; this is a "
@@ -46,10 +45,10 @@ def build_guide(rules: Rules) -> dict[str, str]:
             f"'Next round: {rules.robots[0]} <ACTION>; {rules.robots[-1]} <ACTION>'."
         ),
         action=(
-            f"Write the round inside one {fence}action fence: the line EXECUTE, then exactly one "
+            "Write the round inside one ```action fence: the line EXECUTE, then exactly one "
             f"line per robot ({robots}) of the form 'NAME: <robot> ACTION: <action>', using only "
             "the actions listed for this task. For example:\n"
-            f"{fence}action\n{_example(rules)}\n{fence}\n"
+            f"{action_fence(_example(rules))}\n"
             "Several EXECUTE blocks in the fence propose several rounds; they run in order and "
             "execution stops at the first invalid round."
         ),

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from agentbus import env_guide
+from agentbus import action_fence, env_guide
 from environments.shopping.session import ACTION_LIMIT
-
-_FENCE = "```"
 
 
 def shopping_guide() -> dict[str, str]:
@@ -33,9 +31,9 @@ def shopping_guide() -> dict[str, str]:
             "search[...]' or 'Next action: click[...]'."
         ),
         action=(
-            f"Write exactly one action inside one {_FENCE}action fence, for example:\n"
-            f"{_FENCE}action\nsearch[folding desk wood finish]\n{_FENCE}\nor\n"
-            f"{_FENCE}action\nclick[B0ABC12345]\n{_FENCE}\n"
+            "Write exactly one action inside one ```action fence, for example:\n"
+            f"{action_fence('search[folding desk wood finish]')}\nor\n"
+            f"{action_fence('click[B0ABC12345]')}\n"
             "Copy the element's text exactly as the page shows it, without the brackets' content "
             "changed."
         ),

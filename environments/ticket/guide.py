@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from agentbus import env_guide
-
-_FENCE = "```"
+from agentbus import action_fence, env_guide
 
 
 def ticket_guide() -> dict[str, str]:
@@ -27,9 +25,8 @@ def ticket_guide() -> dict[str, str]:
             "the candidates). End with one line 'Next action: ...'."
         ),
         action=(
-            f"Write exactly one action inside one {_FENCE}action fence, for example:\n"
-            f"{_FENCE}action\nflights[Alice]\n{_FENCE}\nor\n{_FENCE}action\n"
-            f"book[LI123, OS456]\n{_FENCE}"
+            "Write exactly one action inside one ```action fence, for example:\n"
+            f"{action_fence('flights[Alice]')}\nor\n{action_fence('book[LI123, OS456]')}"
         ),
         reflection=(
             "The last action failed or was wasted. Say why and end with one line "

@@ -6,9 +6,7 @@ from typing import Any
 
 import orjson
 
-from agentbus import Task, env_guide
-
-_FENCE = "```"
+from agentbus import Task, action_fence, env_guide
 
 
 def signature(schema: dict[str, Any]) -> str:
@@ -57,9 +55,8 @@ def tools_guide() -> dict[str, str]:
             "every fact is known. End with one line 'Next action: {JSON call}'."
         ),
         action=(
-            f"Write exactly one call inside one {_FENCE}action fence, for example:\n"
-            f'{_FENCE}action\n{{"name": "get_timezone", "arguments": {{"city": "Oslo"}}}}\n'
-            f"{_FENCE}"
+            "Write exactly one call inside one ```action fence, for example:\n"
+            + action_fence('{"name": "get_timezone", "arguments": {"city": "Oslo"}}')
         ),
         reflection=(
             "The last call failed. Say why (a wrong function, a bad argument, or a transient "
