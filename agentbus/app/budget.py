@@ -262,25 +262,21 @@ class BudgetGate:
         ahead = self.in_flight() + 1
         blocks = self.per_episode() if self.per_episode is not None else None
         rest = self.in_blocks() if self.in_blocks is not None else None
-        if self.usd is not None:
-            per = s.usd / s.episodes if s.episodes else 0.0
-            per = max(per, blocks[0]) if blocks else per
-            coming = rest[0] + per if rest is not None else per * ahead
-            if s.usd >= self.usd or s.usd + coming > self.usd:
-                self.stopped = (
-                    f"budget: stopped before the billed cost would pass {usd(self.usd)} "
-                    f"(billed {usd(s.usd)} over {s.episodes} episodes, about {usd(coming)} "
-                    "more expected from the work in flight)"
-                )
-                return False
-        if self.tokens is not None:
-            per_t = s.tokens / s.episodes if s.episodes else 0.0
-            per_t = max(per_t, blocks[1]) if blocks else per_t
-            coming_t = rest[1] + per_t if rest is not None else per_t * ahead
-            if s.tokens >= self.tokens or s.tokens + coming_t > self.tokens:
-                self.stopped = (
-                    f"budget: stopped before the tokens sent would pass {self.tokens:,} "
-                    f"({s.tokens:,} sent over {s.episodes} episodes, about {per_t:,.0f} each)"
+        # the same projection for cost (measure 0) and tokens (measure 1)
+        for i, cap, spent in ((0, self.usd, s.usd), (1, self.tokens, s.tokens)):
+            if cap is None:
+                continue
+            per = spent / s.episodes if s.episodes else 0.0
+            per = max(per, blocks[i]) if blocks else per
+            coming = rest[i] + per if rest is not None else per * ahead
+            if spent >= cap or spent + coming > cap:
+                self.stopped = "budget: stopped before " + (
+                    f"the billed cost would pass {usd(cap)} (billed {usd(spent)} over "
+                    f"{s.episodes} episodes, about {usd(coming)} more expected from the "
+                    "work in flight)"
+                    if i == 0
+                    else f"the tokens sent would pass {cap:,} ({spent:,} sent over "
+                    f"{s.episodes} episodes, about {per:,.0f} each)"
                 )
                 return False
         return True
