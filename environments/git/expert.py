@@ -28,10 +28,11 @@ import random
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from agentbus import ChatMessage, ExpertQuery, Task, Upstream, Verdict, task_spread
+from agentbus import ExpertKit, ExpertQuery, Task, Upstream, Verdict, task_spread
 from environments.git.mistakes import slip, wrong_command
 from environments.git.model import GitModel, normalise
 from environments.git.narrate import describe, differences
@@ -39,7 +40,6 @@ from environments.git.solver import Solver
 from environments.git.tasks import task_puzzle
 from environments.skill import felt
 
-_SECTION = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
 _ROUND = re.compile(
     r"^Round (\d+)\nThought: (.*?)\nAction: (.*?)\nFeedback: ", re.DOTALL | re.MULTILINE
 )
@@ -48,23 +48,8 @@ _BARE = re.compile(r"^\s*(?:\d+[.)]\s*)?(?:\$\s*)?((?:git \S.*|undo))\s*$", re.M
 _CACHE = 4096
 
 
-#: prompts whose reading is remembered (assess and respond read the same prompt)
+#: histories whose reading is remembered (assess and respond read the same prompt)
 _READ_MEMO = 64
-
-
-def sections(text: str) -> dict[str, str]:
-    """``## Title`` sections of a contract-shaped prompt (the body runs to the next one)."""
-    return dict(_sections(text))
-
-
-@lru_cache(maxsize=_READ_MEMO)
-def _sections(text: str) -> tuple[tuple[str, str], ...]:
-    out: dict[str, str] = {}
-    marks = list(_SECTION.finditer(text))
-    for i, m in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        out[m.group(1)] = text[m.end() : end].strip("\n")
-    return tuple(out.items())
 
 
 def history_rounds(history: str) -> list[tuple[str, str]]:
@@ -110,13 +95,28 @@ def difficulty(task: Task) -> float:
     )
 
 
-class GitExpert:
-    """The git puzzles' expert (see the module docstring)."""
+@dataclass(frozen=True)
+class Situation:
+    """A prompt, read: its ``## `` sections, its history's rounds and the actions that ran."""
+
+    parts: dict[str, str]
+    rounds: list[tuple[str, str]]
+    played: list[str]
+
+
+class GitExpert(ExpertKit[Situation]):
+    """The git puzzles' expert (see the module docstring).
+
+    It stands on the environment kit for the task index, the prompt's
+    sections and the situation memo. Its answers are its own: a git step's
+    right answer comes from a replayed model and a solver, and a wrong one
+    draws from the random stream in ways the kit's per-role answers do not.
+    """
 
     env = "git"
 
     def __init__(self) -> None:
-        self._by_instruction: dict[str, Task] = {}
+        super().__init__()
         self._solvers: dict[str, Solver] = {}
         self._states: OrderedDict[tuple[str, tuple[str, ...]], GitModel] = OrderedDict()
         self._next: OrderedDict[tuple[str, tuple[str, ...]], str | None] = OrderedDict()
@@ -125,13 +125,19 @@ class GitExpert:
     # --- finding the task and the state ----------------------------------------
 
     def add_tasks(self, tasks: Iterable[Task]) -> None:
+        tasks = list(tasks)
         for task in tasks:
             if task.env != self.env:
                 continue
             known = self._solvers.get(task.id)
             if known is not None and known.task != task:
                 self._forget(task.id)  # same id, other puzzle (another level file)
-            self._by_instruction[task.instruction.strip()] = task
+        super().add_tasks(tasks)
+
+    def understand(self, task: Task, user: str) -> Situation:
+        parts = self.read_sections(user)
+        rounds = history_rounds(parts.get("History", ""))
+        return Situation(parts, rounds, [a for _, a in rounds if _playable(a)])
 
     def _forget(self, task_id: str) -> None:
         self._solvers.pop(task_id, None)
@@ -139,13 +145,6 @@ class GitExpert:
         for cache in caches:
             for key in [k for k in cache if k[0] == task_id]:
                 del cache[key]
-
-    def find_task(self, messages: Sequence[ChatMessage]) -> Task | None:
-        for m in messages:
-            if m["role"] == "user" and "## Task" in m["content"]:
-                body = sections(m["content"]).get("Task", "")
-                return self._by_instruction.get(body.strip())
-        return None
 
     def solver(self, task: Task) -> Solver:
         solver = self._solvers.get(task.id)
@@ -182,9 +181,6 @@ class GitExpert:
         if len(self._next) > _CACHE:
             self._next.popitem(last=False)
         return command
-
-    def _actions(self, parts: dict[str, str]) -> list[str]:
-        return [a for _, a in history_rounds(parts.get("History", "")) if _playable(a)]
 
     # --- judging upstream content --------------------------------------------
 
@@ -224,11 +220,10 @@ class GitExpert:
         return trial.run(command).ok and solver.solved(trial)
 
     def assess(self, query: ExpertQuery) -> Upstream:
-        task, parts = query.task, sections(query.user)
+        task, sit = query.task, self.situation(query)
+        parts, rounds, played = sit.parts, sit.rounds, sit.played
         plan = parts.get("Plan")
         plan_ok = self.plan_good(task, plan) if plan and query.role != "planning" else None
-        rounds = history_rounds(parts.get("History", ""))
-        played = [a for _, a in rounds if _playable(a)]
         thought_ok: bool | None = None
         reflection_ok: bool | None = None
         if query.role == "action" and "Current thought" in parts:
@@ -253,8 +248,8 @@ class GitExpert:
     # --- writing answers ---------------------------------------------------------
 
     def respond(self, query: ExpertQuery, verdict: Verdict, rng: random.Random) -> str:
-        task, parts = query.task, sections(query.user)
-        played = self._actions(parts)
+        task, sit = query.task, self.situation(query)
+        parts, played = sit.parts, sit.played
         model = self.state(task, played)
         right = self.next_command(task, played) or "git status"
         if query.role == "planning":
