@@ -146,7 +146,11 @@ class ServingModel:
             await anyio.sleep(seconds)
 
     def prefix_hit(self, prompt_text: str, prompt_tokens: int) -> int:
-        """Prompt tokens a prefix cache would serve, without taking a batch seat."""
+        """Prompt tokens the prefix cache serves, added to the totals.
+
+        The engine asks directly when a call takes no batch seat; :meth:`seat` asks
+        for the calls that do.
+        """
         cached = min(prompt_tokens, self._cache.hit_chars(prompt_text) // CHARS_PER_TOKEN)
         self.prefill_tokens += prompt_tokens - cached
         self.cached_tokens += cached
@@ -168,9 +172,7 @@ class ServingModel:
             self.running += 1
             self.max_running = max(self.max_running, self.running)
             c = self.config
-            cached = min(prompt_tokens, self._cache.hit_chars(prompt_text) // CHARS_PER_TOKEN)
-            self.prefill_tokens += prompt_tokens - cached
-            self.cached_tokens += cached
+            cached = self.prefix_hit(prompt_text, prompt_tokens)
             ttft = c.base_latency_s + (prompt_tokens - cached) / c.prefill_tokens_per_s
             yield BatchSeat(
                 ttft_s=self._scale(ttft),
