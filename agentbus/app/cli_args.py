@@ -301,6 +301,17 @@ FLAT_KEYS = (
 )
 
 
+#: flags that set a key inside a table of the config: flag -> the key's path
+NESTED_KEYS: dict[str, tuple[str, ...]] = {
+    "temperature": ("llm", "sampling", "temperature"),
+    "max_tokens": ("llm", "sampling", "max_tokens"),
+    "sampling_seed": ("llm", "sampling", "seed"),
+    "cache": ("llm", "cache"),
+    "sim_speed": ("sim", "speed"),
+    "sim_transport": ("sim", "transport"),
+}
+
+
 def overrides(ns: argparse.Namespace) -> dict[str, Any]:
     """The config keys set by flags."""
     out: dict[str, Any] = {k: getattr(ns, k) for k in FLAT_KEYS if getattr(ns, k) is not None}
@@ -312,27 +323,13 @@ def overrides(ns: argparse.Namespace) -> dict[str, Any]:
         out["vary"] = dict(ns.vary)
     if ns.stop:
         out.update(_stop(ns.stop))
-    llm: dict[str, Any] = {}
-    sampling: dict[str, Any] = {}
-    if ns.temperature is not None:
-        sampling["temperature"] = ns.temperature
-    if ns.max_tokens is not None:
-        sampling["max_tokens"] = ns.max_tokens
-    if ns.sampling_seed is not None:
-        sampling["seed"] = ns.sampling_seed
-    if sampling:
-        llm["sampling"] = sampling
-    if ns.cache is not None:
-        llm["cache"] = ns.cache
-    if llm:
-        out["llm"] = llm
-    sim: dict[str, Any] = {}
-    if ns.sim_speed is not None:
-        sim["speed"] = ns.sim_speed
-    if ns.sim_transport is not None:
-        sim["transport"] = ns.sim_transport
-    if sim:
-        out["sim"] = sim
+    for flag, path in NESTED_KEYS.items():
+        value = getattr(ns, flag)
+        if value is not None:
+            table = out
+            for name in path[:-1]:
+                table = table.setdefault(name, {})
+            table[path[-1]] = value
     return out
 
 
