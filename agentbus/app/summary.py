@@ -118,19 +118,23 @@ def _fmt(x: Any) -> str:
     return "-" if x is None else f"{float(x):.3f}"
 
 
+def _model_table(title: str, first: str, columns: Iterable[str]) -> Table:
+    """A table titled on the left: a bold key column, then one right-aligned column each."""
+    table = Table(title=title, title_justify="left")
+    table.add_column(first, style="bold", no_wrap=True)
+    for column in columns:
+        table.add_column(column, justify="right")
+    return table
+
+
 def attribution_table(results: Mapping[str, Any], index: str = "shapley") -> Table:
     """Slots x test models: phi [interval]; then Acc with everything default and on test."""
     models = list(results["models"])
     labels = model_labels(models)
     conf = round(100 * float(results.get("confidence", 0.95)))
     kind = f"{results['interval']} " if results.get("interval") == "anytime-valid" else ""
-    table = Table(
-        title=f"{index.capitalize()} value per slot ({conf}% {kind}intervals)",
-        title_justify="left",
-    )
-    table.add_column("slot", style="bold", no_wrap=True)
-    for m in models:
-        table.add_column(labels[m], justify="right")
+    title = f"{index.capitalize()} value per slot ({conf}% {kind}intervals)"
+    table = _model_table(title, "slot", [labels[m] for m in models])
     for slot in results["slots"]:
         table.add_row(
             slot, *[_phi_cell((results["models"][m].get(index) or {}).get(slot)) for m in models]
@@ -165,13 +169,8 @@ def coalition_table(results: Mapping[str, Any]) -> Group:
         slots, {k for m in models for k in results["models"][m].get("coalitions", {})}
     )
     conf = round(100 * float(results.get("confidence", 0.95)))
-    table = Table(
-        title=f"{value_word(results)} per coalition ({conf}% intervals over tasks)",
-        title_justify="left",
-    )
-    table.add_column("coalition", style="bold", no_wrap=True)
-    for m in models:
-        table.add_column(labels[m], justify="right")
+    title = f"{value_word(results)} per coalition ({conf}% intervals over tasks)"
+    table = _model_table(title, "coalition", [labels[m] for m in models])
     for key in keys:
         cells = []
         for m in models:
@@ -272,12 +271,8 @@ def cost_tables(results: Mapping[str, Any]) -> Group:
     parts: list[Any] = []
     all_models = sorted({m for s in cost["slots"].values() for m in s["models"]} | set(models))
     labels = model_labels(all_models)
-    table = Table(
-        title=f"Agent cost per episode per coalition ({unit}, {conf}%)", title_justify="left"
-    )
-    table.add_column("coalition", style="bold", no_wrap=True)
-    for m in models:
-        table.add_column(labels[m], justify="right")
+    title = f"Agent cost per episode per coalition ({unit}, {conf}%)"
+    table = _model_table(title, "coalition", [labels[m] for m in models])
     keys = ordered_keys(slots, {k for m in models for k in cost["models"][m]["coalitions"]})
     for key in keys:
         table.add_row(
@@ -286,20 +281,13 @@ def cost_tables(results: Mapping[str, Any]) -> Group:
         )
     parts += [table, Text(legend(slots, letters), style="dim")]
     slot_models, rows = _slot_rows(cost)
-    table = Table(title=f"Cost per slot ({unit} per episode; run total)", title_justify="left")
-    table.add_column("slot", style="bold", no_wrap=True)
-    for m in slot_models:
-        table.add_column(labels.get(m, m), justify="right")
-    table.add_column("total", justify="right")
+    title = f"Cost per slot ({unit} per episode; run total)"
+    table = _model_table(title, "slot", [*(labels.get(m, m) for m in slot_models), "total"])
     for row in rows:
         table.add_row(*row)
     parts.append(table)
-    table = Table(
-        title=f"Shapley value of cost ({unit} per episode, {conf}%)", title_justify="left"
-    )
-    table.add_column("slot", style="bold", no_wrap=True)
-    for m in models:
-        table.add_column(labels[m], justify="right")
+    title = f"Shapley value of cost ({unit} per episode, {conf}%)"
+    table = _model_table(title, "slot", [labels[m] for m in models])
     for row in _shapley_rows(cost, slots):
         table.add_row(*row)
     parts.append(table)
