@@ -21,14 +21,24 @@ _HERE = Path(__file__).resolve().parent
 _ANSWER = re.compile(r"ANSWER:\s*(.+)")
 
 
-async def _ask(ctx: Any, module: str, prompt: str) -> str:
-    reply = await ctx.openai.chat.completions.create(
-        model=module,
-        messages=[{"role": "user", "content": prompt + "\nEnd with a line 'ANSWER: <value>'."}],
-        temperature=0,
-    )
+def _request(module: str, prompt: str) -> dict[str, Any]:
+    """The chat request both probes send: one user turn asking for an ANSWER line."""
+    return {
+        "model": module,
+        "messages": [{"role": "user", "content": prompt}],
+        "temperature": 0,
+    }
+
+
+def _answer(reply: Any) -> str:
+    """The last ANSWER line of a chat completion, or "" when it has none."""
     found = _ANSWER.findall(reply.choices[0].message.content or "")
     return found[-1].strip() if found else ""
+
+
+async def _ask(ctx: Any, module: str, prompt: str) -> str:
+    ask = prompt + "\nEnd with a line 'ANSWER: <value>'."
+    return _answer(await ctx.openai.chat.completions.create(**_request(module, ask)))
 
 
 async def run(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
@@ -84,14 +94,9 @@ def _sync_ask(base_url: str, api_key: str, module: str, prompt: str) -> str:
     """One call through the official sync client (what smolagents and most sync SDKs do)."""
     import openai
 
+    ask = prompt + "\nEnd with 'ANSWER: <value>'."
     with openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0) as client:
-        reply = client.chat.completions.create(
-            model=module,
-            messages=[{"role": "user", "content": prompt + "\nEnd with 'ANSWER: <value>'."}],
-            temperature=0,
-        )
-    found = _ANSWER.findall(reply.choices[0].message.content or "")
-    return found[-1].strip() if found else ""
+        return _answer(client.chat.completions.create(**_request(module, ask)))
 
 
 async def sync_thread(task: dict[str, Any], ctx: Any) -> dict[str, Any]:

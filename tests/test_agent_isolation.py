@@ -30,17 +30,7 @@ from agentbus.app import external
 from agentbus.app.config import RunConfig
 from agentbus.errors import UserError
 from agentbus.gateway.isolation import Isolation
-
-
-def _sandbox_works() -> bool:
-    try:
-        Isolation().check()
-    except Exception:
-        return False
-    return True
-
-
-needs_bwrap = pytest.mark.skipif(not _sandbox_works(), reason="bubblewrap cannot run here")
+from tests.sandbox_marks import needs_bwrap
 
 CANARY = "sk-canary-isolation-40f1c2"
 

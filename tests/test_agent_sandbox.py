@@ -19,6 +19,7 @@ from aiohttp import web
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import Isolation
 from agentbus.gateway.runners import AgentFailed, CommandAgent, HttpAgent
+from tests.sandbox_marks import needs_bwrap
 from tests.stub_http import serving
 
 CTX = AgentContext(
@@ -29,16 +30,6 @@ CTX = AgentContext(
     off_slots=frozenset(),
 )
 
-
-def _works() -> bool:
-    try:
-        Isolation().check()
-    except Exception:
-        return False
-    return True
-
-
-needs_bwrap = pytest.mark.skipif(not _works(), reason="bubblewrap cannot run here")
 
 PROBE = r"""
 import json, os, sys, tempfile

@@ -21,6 +21,7 @@ from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import Isolation
 from agentbus.gateway.runners import AgentFailed
 from agentbus.gateway.workers import WorkerAgent
+from tests.sandbox_marks import needs_bwrap
 
 WORKER = r"""
 import json, os, sys, time
@@ -55,15 +56,7 @@ def _ctx(n: int) -> AgentContext:
     )
 
 
-def _works() -> bool:
-    try:
-        Isolation().check()
-    except Exception:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _works(), reason="bubblewrap cannot run here")
+@needs_bwrap
 async def test_one_worker_serves_many_episodes_each_with_its_own_token(tmp_path: Path) -> None:
     (tmp_path / "worker.py").write_text(WORKER)
     agent = WorkerAgent(
