@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from agentbus import Actor, Observation, Plan, TaskStarted, on
+from agentbus import Observation, Plan, on
 from modules.mmau.prompt import build
 from modules.praf.parsing import parse_steps
-from modules.praf.view import EpisodeView
+from modules.praf.viewer import ViewActor
 
 INSTRUCTIONS = """\
 You write the plan another model will follow to solve the problem. Name the
@@ -16,24 +16,15 @@ result and do not state a final value."""
 REQUEST = "Write the plan as a numbered list of steps."
 
 
-class PlannerActor(Actor):
+class PlannerActor(ViewActor):
     """Writes one plan from the instruction and the first observation."""
 
     role = "planner"
     publishes = (Plan,)
 
-    def __init__(self) -> None:
-        self.view = EpisodeView()
-
-    @on(TaskStarted)
-    async def started(self, msg: TaskStarted) -> None:
-        self.view.start(msg)
-
     @on(Observation)
     async def observed(self, msg: Observation) -> Plan | None:
-        first = not self.view.observation
-        self.view.observe(msg)
-        if not first:
+        if not self.first_observation(msg):
             return None
         messages = build(self.role, INSTRUCTIONS, self.view, ("planning",), [], REQUEST)
         text = (await self.llm.complete(messages)).text.strip()

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 from agentbus import (
     ActionProposed,
-    Actor,
     Feedback,
     Observation,
     Plan,
-    TaskStarted,
     Thought,
     on,
 )
 from modules.mmau.prompt import build
 from modules.praf.parsing import parse_action
-from modules.praf.view import EpisodeView
+from modules.praf.viewer import ViewActor
 
 INSTRUCTIONS = """\
 You solve the problem in rounds, one tool call per round, following the plan
@@ -40,24 +38,15 @@ REQUEST = "What is the next step? State it briefly, then give it as one ```actio
 _KEEP = 300
 
 
-class SolverActor(Actor):
+class SolverActor(ViewActor):
     """Answers the plan and every feedback with the next action (invalid when unparseable)."""
 
     role = "solver"
     publishes = (ActionProposed,)
 
-    def __init__(self) -> None:
-        self.view = EpisodeView()
-
-    @on(TaskStarted)
-    async def started(self, msg: TaskStarted) -> None:
-        self.view.start(msg)
-
     @on(Observation)
     async def observed(self, msg: Observation) -> ActionProposed | None:
-        first = not self.view.observation
-        self.view.observe(msg)
-        if first and self.slot_off("planner"):
+        if self.first_observation(msg) and self.slot_off("planner"):
             return await self.solve()  # no planner in this episode: go without a plan
         return None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from agentbus import ActionProposed, Feedback, Plan, Thought, on
 from modules.praf.base import PrafModule
 from modules.praf.parsing import parse_action
+from modules.praf.view import EpisodeView
+from modules.praf.viewer import follows
 
 INSTRUCTIONS = """\
 Carry out the current thought as exactly one action the environment accepts.
@@ -27,9 +29,7 @@ class ActionActor(PrafModule):
     instructions = INSTRUCTIONS
     publishes = (ActionProposed,)
 
-    @on(Plan)
-    async def planned(self, msg: Plan) -> None:
-        self.view.set_plan(msg)
+    planned = follows(Plan, EpisodeView.set_plan)
 
     @on(Thought)
     async def thought(self, msg: Thought) -> ActionProposed | None:
@@ -59,9 +59,7 @@ class ActionActor(PrafModule):
         self.view.act(action)
         return action
 
-    @on(Feedback)
-    async def answered(self, msg: Feedback) -> None:
-        self.view.feedback(msg)
+    answered = follows(Feedback, EpisodeView.feedback)
 
 
 __all__ = ["ActionActor"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
-from agentbus import Actor, Message, Observation, SamplingParams, TaskStarted, on
+from agentbus import Message, Observation, SamplingParams, on
 from modules.praf.prompt import build
-from modules.praf.view import EpisodeView
+from modules.praf.viewer import ViewActor
 
 
-class PrafModule(Actor):
+class PrafModule(ViewActor):
     """An actor that keeps its own :class:`EpisodeView` and asks its model.
 
     Subclasses set ``role`` and ``instructions`` (their prompt, in their own
@@ -27,18 +27,15 @@ class PrafModule(Actor):
     history_budget_tokens: ClassVar[int | None] = None
 
     def __init__(self) -> None:
-        self.view = EpisodeView()
+        super().__init__()
         #: how the last answer ended (``length``: cut at the output limit)
         self.finish_reason = "stop"
         #: the text of the last prompt (to tell an answer that copies its examples)
         self.prompt = ""
 
-    @on(TaskStarted)
-    async def started(self, msg: TaskStarted) -> None:
-        self.view.start(msg)
-
     @on(Observation)
     async def observed(self, msg: Observation) -> Message | None:
+        """Takes the observation in; the planning and reasoning modules answer it."""
         self.view.observe(msg)
         return None
 

@@ -25,9 +25,7 @@ class PlanningActor(PrafModule):
 
     @on(Observation)
     async def observed(self, msg: Observation) -> Plan | None:
-        first = not self.view.observation
-        self.view.observe(msg)
-        if not first or self.view.plan:
+        if not self.first_observation(msg) or self.view.plan:
             return None
         text = await self.ask([], REQUEST)
         self.view.plan = text

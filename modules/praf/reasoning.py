@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from agentbus import ActionProposed, Feedback, Observation, Plan, Reflection, Thought, on
 from modules.praf.base import PrafModule
+from modules.praf.view import EpisodeView
+from modules.praf.viewer import follows
 
 INSTRUCTIONS = """\
 You work in rounds. Each round, look at the task, the plan and everything that
@@ -41,9 +43,7 @@ class ReasoningActor(PrafModule):
 
     @on(Observation)
     async def observed(self, msg: Observation) -> Thought | None:
-        first = not self.view.observation
-        self.view.observe(msg)
-        if first and self.slot_off("planning"):
+        if self.first_observation(msg) and self.slot_off("planning"):
             return await self.think()  # no planning module in this episode (--vary)
         return None
 
@@ -52,9 +52,7 @@ class ReasoningActor(PrafModule):
         self.view.set_plan(msg)
         return await self.think()
 
-    @on(ActionProposed)
-    async def acted(self, msg: ActionProposed) -> None:
-        self.view.act(msg)
+    acted = follows(ActionProposed, EpisodeView.act)
 
     @on(Feedback)
     async def answered(self, msg: Feedback) -> Thought | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from agentbus import ActionProposed, Feedback, Plan, Reflection, Thought, on
 from modules.praf.base import PrafModule
+from modules.praf.view import EpisodeView
+from modules.praf.viewer import follows
 
 INSTRUCTIONS = """\
 The last step failed. Find the cause: a wrong method, a wrong intermediate
@@ -21,17 +23,9 @@ class ReflectionActor(PrafModule):
     instructions = INSTRUCTIONS
     publishes = (Reflection,)
 
-    @on(Plan)
-    async def planned(self, msg: Plan) -> None:
-        self.view.set_plan(msg)
-
-    @on(Thought)
-    async def thought(self, msg: Thought) -> None:
-        self.view.think(msg)
-
-    @on(ActionProposed)
-    async def acted(self, msg: ActionProposed) -> None:
-        self.view.act(msg)
+    planned = follows(Plan, EpisodeView.set_plan)
+    thought = follows(Thought, EpisodeView.think)
+    acted = follows(ActionProposed, EpisodeView.act)
 
     @on(Feedback)
     async def answered(self, msg: Feedback) -> Reflection | None:
