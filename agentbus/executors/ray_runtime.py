@@ -33,7 +33,6 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 import anyio
@@ -157,12 +156,7 @@ class RayRuntime(Runtime):
         log.info("ray.workers_started", workers=self.workers, address=self.address)
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:  # the workers stop whatever ended the run
         ray = self._ray
         with anyio.CancelScope(shield=True):
             for slot in self.pool:
