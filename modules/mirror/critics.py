@@ -9,11 +9,21 @@ chosen like any slot's.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
 from agentbus import on
 from modules.mirror.base import MirrorActor, parse_score
 from modules.mirror.messages import AnswerReview, CallReview, Critique, PlanReview, Review
+
+
+def judges(review: type[Review]) -> Callable[[Critic, Review], Awaitable[Critique]]:
+    """The handler of a critic: it judges every ``review`` message it receives."""
+
+    async def handler(self: Critic, msg: Review) -> Critique:
+        return await self.judge(msg)
+
+    return on(review)(handler)
 
 
 class Critic(MirrorActor):
@@ -41,9 +51,7 @@ class PlanCritic(Critic):
         "step feeds the next), and it uses what earlier attempts taught."
     )
 
-    @on(PlanReview)
-    async def review(self, msg: PlanReview) -> Critique:
-        return await self.judge(msg)
+    review = judges(PlanReview)
 
 
 class CallCritic(Critic):
@@ -55,9 +63,7 @@ class CallCritic(Critic):
         "from the query and earlier results, and the call avoids what already failed."
     )
 
-    @on(CallReview)
-    async def review(self, msg: CallReview) -> Critique:
-        return await self.judge(msg)
+    review = judges(CallReview)
 
 
 class AnswerCritic(Critic):
@@ -69,6 +75,4 @@ class AnswerCritic(Critic):
         "them, integrates the whole trajectory, and is clear."
     )
 
-    @on(AnswerReview)
-    async def review(self, msg: AnswerReview) -> Critique:
-        return await self.judge(msg)
+    review = judges(AnswerReview)

@@ -20,15 +20,25 @@ from modules.mirror.messages import (
 KEEP = 6
 
 
-class ShortTermMemory(Actor):
-    """The tool agent's notes on the current subtask (failures, critiques); cleared on success."""
+class Memory(Actor):
+    """Notes in the order they came; the newest :data:`KEEP` are kept and shown."""
 
     def __init__(self) -> None:
         self.notes: list[str] = []
 
+    def remember(self, text: str) -> None:
+        self.notes = [*self.notes, text][-KEEP:]
+
+    def contents(self) -> MemoryContents:
+        return MemoryContents(notes=list(self.notes))
+
+
+class ShortTermMemory(Memory):
+    """The tool agent's notes on the current subtask (failures, critiques); cleared on success."""
+
     @on(StmNote)
     async def keep(self, msg: StmNote) -> None:
-        self.notes = [*self.notes, msg.text][-KEEP:]
+        self.remember(msg.text)
 
     @on(StmClear)
     async def clear(self, msg: StmClear) -> None:
@@ -36,19 +46,16 @@ class ShortTermMemory(Actor):
 
     @on(StmRecall)
     async def recall(self, msg: StmRecall) -> MemoryContents:
-        return MemoryContents(notes=list(self.notes))
+        return self.contents()
 
 
-class LongTermMemory(Actor):
+class LongTermMemory(Memory):
     """The planner's memory of this task's failed attempts (whole trajectories)."""
-
-    def __init__(self) -> None:
-        self.trajectories: list[str] = []
 
     @on(LtmStore)
     async def keep(self, msg: LtmStore) -> None:
-        self.trajectories = [*self.trajectories, msg.text][-KEEP:]
+        self.remember(msg.text)
 
     @on(LtmRecall)
     async def recall(self, msg: LtmRecall) -> MemoryContents:
-        return MemoryContents(notes=list(self.trajectories))
+        return self.contents()

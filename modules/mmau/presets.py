@@ -23,24 +23,24 @@ from typing import Any
 #: the model the held stage runs on (MMAU holds it on a strong model)
 HELD = "sim:strong"
 
-PLANNER_SHIFT: dict[str, Any] = {
-    "agent": "mmau",
-    "env": "math",
-    "slots": ["planner", "solver"],
-    "default": "sim:weak",
-    "test": ["sim:strong", "sim:strong-planning"],
-    "vary": {"solver": f"on:@{HELD}"},
-    "shift": "planner",
-}
 
-SOLVER_SHIFT: dict[str, Any] = {
-    "agent": "mmau",
-    "env": "math",
-    "slots": ["planner", "solver"],
-    "default": "sim:weak",
-    "test": ["sim:strong", "sim:strong-reasoning"],
-    "vary": {"planner": f"on:@{HELD}"},
-    "shift": "solver",
-}
+def _shift(stage: str, held: str, skill: str) -> dict[str, Any]:
+    """The preset that shifts ``stage`` while ``held`` runs on :data:`HELD`.
+
+    ``skill`` names the profile that is strong in the shifted stage's skill only.
+    """
+    return {
+        "agent": "mmau",
+        "env": "math",
+        "slots": ["planner", "solver"],
+        "default": "sim:weak",
+        "test": ["sim:strong", f"sim:strong-{skill}"],
+        "vary": {held: f"on:@{HELD}"},
+        "shift": stage,
+    }
+
+
+PLANNER_SHIFT = _shift("planner", held="solver", skill="planning")
+SOLVER_SHIFT = _shift("solver", held="planner", skill="reasoning")
 
 __all__ = ["HELD", "PLANNER_SHIFT", "SOLVER_SHIFT"]
