@@ -52,6 +52,7 @@ import anyio
 
 from agentbus.core.episode import EpisodeSpec
 from agentbus.core.record import EpisodeRecord
+from agentbus.llm.billing import Line
 from attribution.blocks import BlockAdmission
 from attribution.cost import mean_interval, usd
 
@@ -138,33 +139,24 @@ class Spend:
 
     def __init__(self) -> None:
         self.usd = 0.0
-        self.tokens = 0
-        self.calls = 0
-        self.input_tokens = 0
-        self.cached_input_tokens = 0
-        self.output_tokens = 0
+        #: calls and tokens sent upstream, totalled as a call file's bill totals them
+        self.sent = Line()
         self.episodes = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.sent.tokens
 
     def observe(self, record: EpisodeRecord) -> None:
         self.episodes += 1
         self.usd += record.outcome.sent_usd
         for u in record.outcome.usage.values():
-            self.calls += u.sent_calls
-            self.tokens += u.sent_tokens
-            self.input_tokens += u.sent_input_tokens
-            self.cached_input_tokens += u.sent_cached_input_tokens
-            self.output_tokens += u.sent_output_tokens
+            self.sent.add(
+                u.sent_calls, u.sent_input_tokens, u.sent_cached_input_tokens, u.sent_output_tokens
+            )
 
     def summary(self) -> dict[str, Any]:
-        return {
-            "billed_usd": self.usd,
-            "sent_calls": self.calls,
-            "sent_tokens": self.tokens,
-            "sent_input_tokens": self.input_tokens,
-            "sent_cached_input_tokens": self.cached_input_tokens,
-            "sent_output_tokens": self.output_tokens,
-            "attempts": self.episodes,
-        }
+        return {**self.sent.sent_summary(self.usd), "attempts": self.episodes}
 
 
 class BudgetGate:

@@ -67,6 +67,30 @@ class Line:
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    def add(
+        self, calls: int, input_tokens: int, cached_input_tokens: int, output_tokens: int
+    ) -> None:
+        """Count ``calls`` more calls and their tokens."""
+        self.calls += calls
+        self.input_tokens += input_tokens
+        self.cached_input_tokens += cached_input_tokens
+        self.output_tokens += output_tokens
+
+    def sent_summary(self, usd: float) -> dict[str, Any]:
+        """These totals and ``usd`` in the keys of results' cost section (``sent_calls``...).
+
+        The bill of a call file and the budget's spend over episode records
+        (agentbus/app/budget.py) report the same totals.
+        """
+        return {
+            "billed_usd": usd,
+            "sent_calls": self.calls,
+            "sent_tokens": self.tokens,
+            "sent_input_tokens": self.input_tokens,
+            "sent_cached_input_tokens": self.cached_input_tokens,
+            "sent_output_tokens": self.output_tokens,
+        }
+
 
 @dataclass
 class Bill:
@@ -79,11 +103,12 @@ class Bill:
         return sum(line.calls for line in self.lines.values())
 
     def add(self, slot: str, model: str, completion: dict[str, Any]) -> None:
-        line = self.lines.setdefault((slot, model), Line())
-        line.calls += 1
-        line.input_tokens += int(completion.get("prompt_tokens") or 0)
-        line.cached_input_tokens += int(completion.get("cached_prompt_tokens") or 0)
-        line.output_tokens += int(completion.get("completion_tokens") or 0)
+        self.lines.setdefault((slot, model), Line()).add(
+            1,
+            int(completion.get("prompt_tokens") or 0),
+            int(completion.get("cached_prompt_tokens") or 0),
+            int(completion.get("completion_tokens") or 0),
+        )
 
     def summary(self, prices: _Prices | None = None) -> dict[str, Any]:
         """Totals in the keys of the cost section (``sent_calls``...), and ``by_slot``."""
@@ -98,8 +123,7 @@ class Bill:
                 else None
             )
             usd += cost or 0.0
-            for name in ("calls", "input_tokens", "cached_input_tokens", "output_tokens"):
-                setattr(total, name, getattr(total, name) + getattr(line, name))
+            total.add(line.calls, line.input_tokens, line.cached_input_tokens, line.output_tokens)
             by_slot.setdefault(slot, {})[model or UNKNOWN_SLOT] = {
                 "calls": line.calls,
                 "tokens": line.tokens,
@@ -108,16 +132,7 @@ class Bill:
                 "output_tokens": line.output_tokens,
                 "usd": cost,
             }
-        return {
-            "billed_usd": usd,
-            "sent_calls": total.calls,
-            "sent_tokens": total.tokens,
-            "sent_input_tokens": total.input_tokens,
-            "sent_cached_input_tokens": total.cached_input_tokens,
-            "sent_output_tokens": total.output_tokens,
-            "by_slot": by_slot,
-            "source": "call log",
-        }
+        return {**total.sent_summary(usd), "by_slot": by_slot, "source": "call log"}
 
 
 def call_lines(path: Path) -> Iterator[dict[str, Any] | None]:
