@@ -23,7 +23,7 @@ import asyncio
 import os
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from agentbus.core.actor import Actor
@@ -69,12 +69,8 @@ class PortableSpec:
     episode_id: str
     task: Task
     actors: tuple[PortableActor, ...]
-    max_steps: int | None = None
-    timeout_s: float | None = 600.0
-    metadata: dict[str, Any] = field(default_factory=dict)
-    trace: bool = False
-    attempt: int = 1
-    block: int | None = None
+    #: every other field of the spec (limits, metadata, attempt, block) by name, as it was
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, spec: EpisodeSpec) -> PortableSpec:
@@ -85,7 +81,7 @@ class PortableSpec:
             actors=tuple(
                 PortableActor(a.slot, a.factory, _model_name(a.llm), a.name) for a in spec.actors
             ),
-            **_settings(spec),
+            settings=_settings(spec),
         )
 
     def build(self, context: WorkerContext) -> EpisodeSpec:
@@ -100,18 +96,25 @@ class PortableSpec:
                 )
                 for a in self.actors
             ],
-            **_settings(self),
+            **_settings(self.settings),
         )
 
 
-#: the fields an episode spec and its portable form share, copied as they are
-SETTINGS = ("max_steps", "timeout_s", "metadata", "trace", "attempt", "block")
+#: the fields of an EpisodeSpec that a PortableSpec names itself or rebuilds on the worker
+OWN_FIELDS = frozenset({"episode_id", "task", "env_factory", "actors"})
 
 
-def _settings(spec: EpisodeSpec | PortableSpec) -> dict[str, Any]:
-    """``spec``'s :data:`SETTINGS` as keyword arguments (its metadata a copy of its own)."""
-    out = {name: getattr(spec, name) for name in SETTINGS}
-    out["metadata"] = dict(spec.metadata)
+def _settings(source: EpisodeSpec | dict[str, Any]) -> dict[str, Any]:
+    """The spec's other fields as keyword arguments, its metadata a copy of its own.
+
+    Taken from the dataclass's own field list, so a setting added to
+    :class:`EpisodeSpec` travels to the worker without being named here.
+    """
+    if isinstance(source, dict):
+        out = dict(source)
+    else:
+        out = {f.name: getattr(source, f.name) for f in fields(source) if f.name not in OWN_FIELDS}
+    out["metadata"] = dict(out["metadata"])
     return out
 
 
