@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from environments.sandbox import SandboxLimits, signals
-from environments.sandbox.bwrap import bwrap_argv
+from environments.sandbox.oneshot import start_script, stop
 
 #: bytes read from the sandbox per chunk
 CHUNK = 65536
@@ -81,15 +81,7 @@ async def run_bounded(
     The script must end by writing a tar archive to standard output (it is
     parsed into ``Bounded.files``); standard error is discarded.
     """
-    inner = f"{limits.ulimit_line()}\n{script}"
-    argv = bwrap_argv(["bash", "--noprofile", "--norc", "-c", inner], limits, extra_ro=extra_ro)
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = await start_script(script, limits, extra_ro, stderr=asyncio.subprocess.DEVNULL)
     received = bytearray()
     overflow = timed_out = False
 
@@ -117,9 +109,7 @@ async def run_bounded(
         timed_out = True
     finally:
         if proc.returncode is None:
-            signals.kill(proc)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 10)
+            await stop(proc)
     if overflow or timed_out:
         return Bounded(proc.returncode or -9, {}, overflow=overflow, timed_out=timed_out)
     return Bounded(proc.returncode or 0, unpack(bytes(received)))

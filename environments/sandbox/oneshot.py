@@ -16,6 +16,32 @@ from environments.sandbox.limits import SandboxLimits
 from environments.sandbox.result import KILLED, CommandResult
 
 
+async def start_script(
+    script: str, limits: SandboxLimits, extra_ro: Sequence[tuple[str, str]], *, stderr: int
+) -> asyncio.subprocess.Process:
+    """``script`` under bash in a new sandbox, in its own session, stdin and stdout piped.
+
+    ``stderr`` is where the script's standard error goes (``asyncio.subprocess``'s
+    ``STDOUT`` or ``DEVNULL``).
+    """
+    inner = f"{limits.ulimit_line()}\n{script}"
+    argv = bwrap_argv(["bash", "--noprofile", "--norc", "-c", inner], limits, extra_ro=extra_ro)
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+        start_new_session=True,
+    )
+
+
+async def stop(proc: asyncio.subprocess.Process) -> None:
+    """Kill ``proc``'s process group and wait (10 s at most) for it to be reaped."""
+    signals.kill(proc)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(proc.wait(), 10)
+
+
 async def run_once(
     script: str,
     stdin: str = "",
@@ -28,27 +54,15 @@ async def run_once(
     as a prover's configuration file.
     """
     limits = limits or SandboxLimits()
-    inner = f"{limits.ulimit_line()}\n{script}"
-    argv = bwrap_argv(["bash", "--noprofile", "--norc", "-c", inner], limits, extra_ro=extra_ro)
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
+    proc = await start_script(script, limits, extra_ro, stderr=asyncio.subprocess.STDOUT)
     try:
         out, _ = await asyncio.wait_for(proc.communicate(stdin.encode()), limits.timeout_s)
     except TimeoutError:
-        signals.kill(proc)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(proc.wait(), 10)
+        await stop(proc)
         return CommandResult(KILLED, "", timed_out=True)
     finally:
         if proc.returncode is None:
-            signals.kill(proc)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 10)
+            await stop(proc)
     text = out.decode(errors="replace")
     cut = len(text) > limits.output_bytes
     return CommandResult(proc.returncode or 0, text[: limits.output_bytes], truncated=cut)

@@ -23,16 +23,7 @@ def unavailable() -> str | None:
             "bubblewrap is unavailable: no 'bwrap' on PATH "
             "(install the Debian/Ubuntu package 'bubblewrap')"
         )
-    argv = bwrap_argv(["true"], SandboxLimits())
-    try:
-        # a one-off check before any episode starts (setup runs before the event loop's work)
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap is unavailable: {exc}"
-    if proc.returncode != 0:
-        why = " ".join(proc.stderr.split()) or f"exit status {proc.returncode}"
-        return f"bubblewrap is unavailable: {why}"
-    return None
+    return _refusal(bwrap_argv(["true"], SandboxLimits()), "bubblewrap is unavailable")
 
 
 @functools.cache
@@ -47,11 +38,20 @@ def persistent_unavailable() -> str | None:
         if not Path(tool).exists():
             return f"the os sandbox needs {tool} (Debian/Ubuntu packages python3, util-linux)"
     argv = bwrap_argv(["/usr/bin/python3", "-I", "-S", "-c", "pass"], SandboxLimits(), caps=True)
+    return _refusal(argv, "bubblewrap cannot keep capabilities for the sandbox's init")
+
+
+def _refusal(argv: list[str], failed: str) -> str | None:
+    """None when ``argv`` runs and exits 0; else one line: ``failed`` and why.
+
+    A one-off check before any episode starts (setup runs before the event
+    loop's work), so it may block.
+    """
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap is unavailable: {exc}"
     if proc.returncode != 0:
         why = " ".join(proc.stderr.split()) or f"exit status {proc.returncode}"
-        return f"bubblewrap cannot keep capabilities for the sandbox's init: {why}"
+        return f"{failed}: {why}"
     return None
