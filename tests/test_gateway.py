@@ -7,9 +7,7 @@ gateway, opens one episode session and talks to it with ``openai`` and
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import aiohttp
@@ -17,54 +15,23 @@ import anthropic
 import openai
 import pytest
 
-from agentbus.core.bus import Bus, describe
 from agentbus.core.environment import Task
-from agentbus.gateway import AgentContext, Gateway, Session
-from agentbus.llm.config import LLMConfig
-from agentbus.llm.router import LLMRouter
-from agentbus.sim.config import SimConfig
-from agentbus.sim.service import sim_service
+from agentbus.gateway import Gateway, Session
+from tests.gateway_rig import Rig, open_rig
 from tests.stub_http import serving
 
 TASK = Task(id="t-1", env="external", instruction="What is 6 * 7?", hidden={"answer": "42"})
 
 
-@dataclass
-class Rig:
-    gateway: Gateway
-    session: Session
-    ctx: AgentContext
-    router: LLMRouter
-    trace: list[dict[str, Any]]
-
-
-@asynccontextmanager
-async def make_rig() -> AsyncIterator[Rig]:
-    """Simulator, router, gateway and one open session (a context: the router's task
-    group must be left in the task that entered it, which a fixture does not do)."""
-    async with sim_service(SimConfig(speed=0.0, experts=[])) as sim:
-        sim.model.add_tasks("external", [TASK])
-        async with LLMRouter(LLMConfig(), sim=sim) as router:
-            gateway = Gateway()
-            await gateway.start()
-            trace: list[dict[str, Any]] = []
-            session = Session(
-                episode_id="ep-1",
-                task_id=TASK.id,
-                slots={
-                    "planner": ("sim:weak", router.client("sim:weak")),
-                    "solver": ("sim:strong", router.client("sim:strong")),
-                },
-                off=frozenset({"critic"}),
-                bus=Bus("ep-1", trace=lambda m: trace.append(describe(m))),
-                all_slots=("planner", "solver", "critic"),
-            )
-            ctx = gateway.open(session)
-            try:
-                yield Rig(gateway, session, ctx, router, trace)
-            finally:
-                await ctx.aclose()
-                await gateway.stop()
+def make_rig() -> AbstractAsyncContextManager[Rig]:
+    """A planner on sim:weak and a solver on sim:strong; the critic is off."""
+    return open_rig(
+        TASK,
+        {"planner": "sim:weak", "solver": "sim:strong"},
+        episode_id="ep-1",
+        off={"critic"},
+        all_slots=("planner", "solver", "critic"),
+    )
 
 
 def _ask(module: str, text: str = "What is 6 * 7?") -> dict[str, Any]:

@@ -18,70 +18,24 @@ SSE lines with their arrival times:
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import aiohttp
 import orjson
 import pytest
 
-from agentbus.core.bus import Bus, describe
 from agentbus.core.environment import Task
-from agentbus.gateway import AgentContext, Gateway, Session
-from agentbus.llm.config import LLMConfig
-from agentbus.llm.router import LLMRouter
-from agentbus.sim.config import SimConfig
-from agentbus.sim.service import sim_service
+from tests.gateway_rig import CALCULATOR, Rig, open_rig
 
 TASK = Task(id="s-1", env="external", instruction="What is 6 * 7?", hidden={"answer": "42"})
-TOOL = {
-    "type": "function",
-    "function": {
-        "name": "calculator",
-        "parameters": {
-            "type": "object",
-            "properties": {"expression": {"type": "string"}},
-            "required": ["expression"],
-        },
-    },
-}
 
 
-@dataclass
-class Rig:
-    sim_url: str
-    session: Session
-    ctx: AgentContext
-    router: LLMRouter
-    trace: list[dict[str, Any]]
-
-
-@asynccontextmanager
-async def make_rig(anthropic_upstream: bool = False) -> AsyncIterator[Rig]:
-    async with sim_service(SimConfig(speed=4.0, experts=[])) as sim:
-        sim.model.add_tasks("external", [TASK])
-        async with LLMRouter(LLMConfig(), sim=sim) as router:
-            # the solver's model: the simulator as itself, or behind the Anthropic SDK backend
-            spec = f"anthropic:{sim.base_url}#weak" if anthropic_upstream else "sim:weak"
-            gateway = Gateway()
-            await gateway.start()
-            trace: list[dict[str, Any]] = []
-            session = Session(
-                episode_id="ep-s",
-                task_id=TASK.id,
-                slots={"solver": (spec, router.client(spec))},
-                off=frozenset(),
-                bus=Bus("ep-s", trace=lambda m: trace.append(describe(m))),
-                all_slots=("solver",),
-            )
-            ctx = gateway.open(session)
-            try:
-                yield Rig(sim.base_url, session, ctx, router, trace)
-            finally:
-                await ctx.aclose()
-                await gateway.stop()
+def make_rig(anthropic_upstream: bool = False) -> AbstractAsyncContextManager[Rig]:
+    """One solver on a simulator that serves at its paced speed; its model is the simulator
+    as itself, or behind the Anthropic SDK backend."""
+    spec = "anthropic:{sim}#weak" if anthropic_upstream else "sim:weak"
+    return open_rig(TASK, {"solver": spec}, episode_id="ep-s", speed=4.0)
 
 
 async def _events(url: str, body: dict[str, Any], key: str) -> list[tuple[float, Any]]:
@@ -124,6 +78,33 @@ def _spread(times: list[float]) -> None:
     assert len(bursts) >= 3 and times[-1] - times[0] >= 0.1, times
 
 
+def _solver_stream(question: str) -> dict[str, Any]:
+    """A streamed chat request to the solver that asks for the usage chunk at the end."""
+    return {
+        "model": "solver",
+        "messages": [{"role": "user", "content": question}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+
+
+async def _streamed_through_the_gateway(
+    rig: Rig, question: str
+) -> tuple[list[tuple[float, Any]], str, dict[str, Any]]:
+    """Ask the solver through the gateway's SSE route: (events, text, the traced answer).
+
+    Checks on the way what every streamed answer must show: the text arrived spread
+    over time, and it is the text the gateway's trace recorded for the call.
+    """
+    url = f"{rig.ctx.base_url}/chat/completions"
+    events = await _events(url, _solver_stream(question), rig.ctx.api_key)
+    times, text = _text_times(events)
+    _spread(times)
+    answer = next(m for m in rig.trace if m["type"] == "GatewayAnswer")
+    assert text == answer["text"]
+    return events, text, answer
+
+
 async def test_text_streams_over_time_from_sim_and_through_the_gateway() -> None:
     async with make_rig() as rig:
         ask = [{"role": "user", "content": "What is 6 * 7?"}]
@@ -133,17 +114,8 @@ async def test_text_streams_over_time_from_sim_and_through_the_gateway() -> None
             "sim",
         )
         _spread(_text_times(direct)[0])
-        body = {
-            "model": "solver",
-            "messages": [{"role": "user", "content": "What is 6 * 8?"}],
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        events = await _events(f"{rig.ctx.base_url}/chat/completions", body, rig.ctx.api_key)
-        times, text = _text_times(events)
-        _spread(times)
-        answer = next(m for m in rig.trace if m["type"] == "GatewayAnswer")
-        assert text == answer["text"] and "ANSWER:" in text
+        events, text, answer = await _streamed_through_the_gateway(rig, "What is 6 * 8?")
+        assert "ANSWER:" in text
         usage = events[-1][1]["usage"]
         assert usage["completion_tokens"] == answer["completion_tokens"] > 0
         assert events[-2][1]["choices"][0]["finish_reason"] == "stop"
@@ -154,7 +126,7 @@ async def test_tool_call_deltas_assemble_in_both_sdks() -> None:
         stream = await rig.ctx.openai.chat.completions.create(
             model="solver",
             messages=[{"role": "user", "content": "Compute 6 * 7"}],
-            tools=[TOOL],
+            tools=[CALCULATOR],
             stream=True,
         )
         calls: dict[int, dict[str, str]] = {}
@@ -177,7 +149,7 @@ async def test_tool_call_deltas_assemble_in_both_sdks() -> None:
             tools=[
                 {
                     "name": "calculator",
-                    "input_schema": TOOL["function"]["parameters"],  # type: ignore[index]
+                    "input_schema": CALCULATOR["function"]["parameters"],  # type: ignore[index]
                 }
             ],
         ) as astream:
@@ -190,12 +162,7 @@ async def test_tool_call_deltas_assemble_in_both_sdks() -> None:
 
 async def test_a_cached_answer_is_streamed_from_the_cache() -> None:
     async with make_rig() as rig:
-        body = {
-            "model": "solver",
-            "messages": [{"role": "user", "content": "What is 7 * 7?"}],
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
+        body = _solver_stream("What is 7 * 7?")
         url = f"{rig.ctx.base_url}/chat/completions"
         first = _text_times(await _events(url, body, rig.ctx.api_key))[1]
         again = await _events(url, body, rig.ctx.api_key)
@@ -212,17 +179,8 @@ async def test_an_anthropic_upstream_streams_too(monkeypatch: pytest.MonkeyPatch
     """The Anthropic SDK backend streams the Messages events' text deltas on."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sim")
     async with make_rig(anthropic_upstream=True) as rig:
-        body = {
-            "model": "solver",
-            "messages": [{"role": "user", "content": "What is 6 * 8?"}],
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        events = await _events(f"{rig.ctx.base_url}/chat/completions", body, rig.ctx.api_key)
-        times, text = _text_times(events)
-        _spread(times)
-        answer = next(m for m in rig.trace if m["type"] == "GatewayAnswer")
-        assert text == answer["text"] and answer["model"].startswith("anthropic:")
+        events, _, answer = await _streamed_through_the_gateway(rig, "What is 6 * 8?")
+        assert answer["model"].startswith("anthropic:")
         assert events[-1][1]["usage"]["completion_tokens"] == answer["completion_tokens"] > 0
 
 

@@ -15,6 +15,7 @@ from agentbus.core.environment import Task
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.gateway_model import gateway_answer
 from agentbus.sim.profiles import BUILTIN
+from tests.gateway_rig import CALCULATOR
 
 TASK = Task(id="t1", env="external", instruction="What is 6 * 7?", hidden={"answer": "42"})
 USER: ChatMessage = {"role": "user", "content": "New task:\nWhat is 6 * 7?"}
@@ -26,17 +27,6 @@ FINAL = {
             "type": "object",
             "properties": {"answer": {"type": "string"}},
             "required": ["answer"],
-        },
-    },
-}
-CALCULATOR = {
-    "type": "function",
-    "function": {
-        "name": "calculator",
-        "parameters": {
-            "type": "object",
-            "properties": {"expression": {"type": "string"}},
-            "required": ["expression"],
         },
     },
 }
