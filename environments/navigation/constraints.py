@@ -7,6 +7,7 @@ others come as the three core requirements at the start or arrive later.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,29 @@ if TYPE_CHECKING:
 
 KINDS = ("hours", "budget", "back_by", "category", "visit", "avoid", "avoid_category", "min_visits")
 
+#: what the traveller says for each kind of requirement, from its value
+_SAY: dict[str, Callable[[Any], str]] = {
+    "hours": lambda v: "every visit must fit inside the place's opening hours",
+    "budget": lambda v: f"tickets and taxi fares together must stay within ${float(v):.0f}",
+    "back_by": lambda v: f"be back at the hotel by {clock(int(v))}",
+    "category": lambda v: f"visit at least one {v}",
+    "visit": lambda v: f"include {v}",
+    "avoid": lambda v: f"do not go to {v}",
+    "avoid_category": lambda v: f"no {v} at all",
+    "min_visits": lambda v: f"visit at least {v} places",
+}
+#: whether an evaluated route meets each kind of requirement with its value
+_HOLDS: dict[str, Callable[[Evaluation, Any], bool]] = {
+    "hours": lambda ev, v: not ev.hour_problems,
+    "budget": lambda ev, v: ev.cost <= float(v) + 1e-9,
+    "back_by": lambda ev, v: ev.back <= int(v),
+    "category": lambda ev, v: v in ev.categories,
+    "visit": lambda ev, v: v in ev.stops,
+    "avoid": lambda ev, v: v not in ev.stops,
+    "avoid_category": lambda ev, v: v not in ev.categories,
+    "min_visits": lambda ev, v: len(ev.stops) >= int(v),
+}
+
 
 @dataclass(frozen=True)
 class Constraint:
@@ -24,42 +48,14 @@ class Constraint:
     value: Any = None
 
     def text(self) -> str:
-        v = self.value
-        if self.kind == "hours":
-            return "every visit must fit inside the place's opening hours"
-        if self.kind == "budget":
-            return f"tickets and taxi fares together must stay within ${float(v):.0f}"
-        if self.kind == "back_by":
-            return f"be back at the hotel by {clock(int(v))}"
-        if self.kind == "category":
-            return f"visit at least one {v}"
-        if self.kind == "visit":
-            return f"include {v}"
-        if self.kind == "avoid":
-            return f"do not go to {v}"
-        if self.kind == "avoid_category":
-            return f"no {v} at all"
-        return f"visit at least {v} places"
+        """The sentence the traveller says (an unknown kind reads as ``min_visits``)."""
+        return _SAY.get(self.kind, _SAY["min_visits"])(self.value)
 
     def holds(self, ev: Evaluation) -> bool:
-        v = self.value
-        if self.kind == "hours":
-            return not ev.hour_problems
-        if self.kind == "budget":
-            return ev.cost <= float(v) + 1e-9
-        if self.kind == "back_by":
-            return ev.back <= int(v)
-        if self.kind == "category":
-            return v in ev.categories
-        if self.kind == "visit":
-            return v in ev.stops
-        if self.kind == "avoid":
-            return v not in ev.stops
-        if self.kind == "avoid_category":
-            return v not in ev.categories
-        if self.kind == "min_visits":
-            return len(ev.stops) >= int(v)
-        raise ValueError(f"unknown constraint kind {self.kind!r}")
+        check = _HOLDS.get(self.kind)
+        if check is None:
+            raise ValueError(f"unknown constraint kind {self.kind!r}")
+        return check(ev, self.value)
 
     def to_json(self) -> list[Any]:
         return [self.kind, self.value]
