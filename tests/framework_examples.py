@@ -25,10 +25,8 @@ What the tests check (issue 31 point 6), for each of the two framework examples:
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import shlex
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -38,11 +36,11 @@ import orjson
 
 from agentbus.sim.gateway_model import probability
 from agentbus.sim.profiles import BUILTIN
+from tests.cli_run import command, ended_episodes, succeeded, venv_env
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 SLOTS = ("planner", "solver", "critic")
-VENV_BIN = str(Path(sys.executable).parent)
 SHORT = ["--sim-speed", "0", "--progress", "off", "--no-plots"]
 
 
@@ -69,27 +67,10 @@ def readme_command(name: str, flag: str) -> list[str]:
 
 def run(argv: list[str], run_dir: Path) -> dict:
     """``argv`` from the repository root with the shortening flags; results.json."""
-    env = dict(os.environ)
-    env["PATH"] = VENV_BIN + os.pathsep + env.get("PATH", "")  # "python" in --agent-cmd
-    proc = subprocess.run(
-        [*argv, *SHORT, "--run-dir", str(run_dir)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    argv = [*argv, *SHORT, "--run-dir", str(run_dir)]
+    # venv_env: the "python" of an --agent-cmd is this interpreter
+    succeeded(command(argv, cwd=ROOT, env=venv_env(), timeout=600))
     return orjson.loads((run_dir / "results.json").read_bytes())
-
-
-def read_episodes(run_dir: Path) -> list[dict]:
-    out = []
-    for line in (run_dir / "events.jsonl").read_bytes().splitlines():
-        event = orjson.loads(line)
-        if event.get("type") == "episode.ended":
-            out.append(event)
-    return out
 
 
 Success = Callable[[float | None, float, float | None], float]
@@ -119,7 +100,7 @@ def check_truth(name: str, wrong: Success, run_dir: Path) -> None:
     """The README's in-process command on the example's 80 tasks against truth.py."""
     truth = truth_module(name)
     results = run(readme_command(name, "--agent"), run_dir)
-    episodes = read_episodes(run_dir)
+    episodes = ended_episodes(run_dir)
     assert len(episodes) == 80 * 8
     for e in episodes:
         assert "agent_error" not in e["outcome"]["details"], e["outcome"]["details"]
@@ -142,7 +123,7 @@ def check_command_agent(name: str, run_dir: Path) -> None:
     """The README's --agent-cmd command, one task, the critic off on the default side."""
     argv = [*readme_command(name, "--agent-cmd"), "--limit", "1", "--vary", "critic=off:on"]
     results = run(argv, run_dir)
-    episodes = read_episodes(run_dir)
+    episodes = ended_episodes(run_dir)
     assert len(episodes) == 8
     for e in episodes:
         outcome = e["outcome"]

@@ -9,24 +9,17 @@ design, that both arms agree on every episode's success at temperature 0.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli_run import python, succeeded
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 
 
 def run_script(name: str, *args: str, timeout: float = 120) -> list[str]:
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / name), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    proc = python(str(BENCH / name), *args, timeout=timeout, cwd=ROOT)
+    lines = [line for line in succeeded(proc).splitlines() if line.strip()]
     assert lines, proc.stderr[-3000:]
     return lines
 

@@ -10,27 +10,18 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_run import python, succeeded
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 
 
 def run(script: str, *args: str, timeout: float = 120.0) -> str:
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / script), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    return proc.stdout
+    return succeeded(python(str(BENCH / script), *args, timeout=timeout, cwd=ROOT))
 
 
 def result_line(out: str, tag: str) -> object:

@@ -17,10 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from framework_examples import read_episodes, readme_command, run, truth_module
+from framework_examples import readme_command, run, truth_module
 
 from agentbus.sim.gateway_model import probability
 from agentbus.sim.profiles import BUILTIN
+from tests.cli_run import ended_episodes
 
 pytest.importorskip("smolagents")
 
@@ -47,7 +48,7 @@ def test_readme_run_matches_the_known_truth(tmp_path: Path) -> None:
     truth = truth_module("smolagents")
     argv = [*readme_command("smolagents", "--agent"), "--limit", str(TASKS)]
     results = run(argv, tmp_path / "run")
-    episodes = read_episodes(tmp_path / "run")
+    episodes = ended_episodes(tmp_path / "run")
     assert len(episodes) == TASKS * 4
     for e in episodes:
         assert "agent_error" not in e["outcome"]["details"], e["outcome"]["details"]

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -21,41 +20,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import orjson
 import pytest
+
+from tests.cli_run import ended_episodes, python_m, succeeded, venv_env
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-VENV_BIN = str(Path(sys.executable).parent)
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PATH"] = VENV_BIN + os.pathsep + env.get("PATH", "")
-    env.update(extra)
-    return env
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 300) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentbus.run", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
-    return proc.stdout
-
-
-def _episodes(run_dir: Path) -> list[dict]:
-    out = []
-    for line in (run_dir / "events.jsonl").read_bytes().splitlines():
-        event = orjson.loads(line)
-        if event.get("type") == "episode.ended":
-            out.append(event)
-    return out
+    return succeeded(python_m("agentbus.run", *args, cwd=cwd, env=env, timeout=timeout))
 
 
 @pytest.mark.slow
@@ -68,12 +42,12 @@ def test_plain_openai_example_as_its_readme_says(tmp_path: Path) -> None:
             "--sim-speed", "0", "--no-plots", "--progress", "off", "--run-dir", str(run_dir),
         ],
         EXAMPLES / "plain_openai",
-        _env(),
+        venv_env(),
     )  # fmt: skip
     assert "planner" in out and "critic" in out
     results = json.loads((run_dir / "results.json").read_text())
     assert results["slots"] == ["planner", "solver", "critic"] and results["env"] == "external"
-    episodes = _episodes(run_dir)
+    episodes = ended_episodes(run_dir)
     assert len(episodes) == 24
     kinds = {m["type"] for e in episodes for m in e["outcome"]["trace"]}
     assert {"GatewayRequest", "GatewayAnswer"} <= kinds
@@ -175,7 +149,7 @@ def test_agent_never_sees_a_provider_key_and_off_modules_are_refused(
             "--progress", "off", "--run-dir", str(run_dir), "--no-preflight",
         ],
         tmp_path,
-        _env(**canaries),
+        venv_env(**canaries),
     )  # fmt: skip
     records = sorted(spy_dir.glob("*.json"))
     assert len(records) == 8  # 2 tasks x 4 coalitions
@@ -200,7 +174,7 @@ def test_agent_never_sees_a_provider_key_and_off_modules_are_refused(
             assert responses["critic"][0] == 200
         models = [m["id"] for m in json.loads(responses["models"][1])["data"]]
         assert models == [s for s in ("planner", "critic") if s not in off]
-    offs = [e for e in _episodes(run_dir) if e["assignment"]["critic"] == "off"]
+    offs = [e for e in ended_episodes(run_dir) if e["assignment"]["critic"] == "off"]
     assert len(offs) == 4
     assert all(e["outcome"]["details"]["gateway"]["refused"] == {"critic": 1} for e in offs)
     summary = json.loads((run_dir / "results.json").read_text())["gateway"]
@@ -226,9 +200,9 @@ def test_node_example_through_agent_cmd(tmp_path: Path) -> None:
             "--progress", "off", "--run-dir", str(run_dir),
         ],
         example,
-        _env(),
+        venv_env(),
     )  # fmt: skip
-    episodes = _episodes(run_dir)
+    episodes = ended_episodes(run_dir)
     assert len(episodes) == 24
     assert all(e["outcome"].get("error") is None for e in episodes)
     calls = sum(e["outcome"]["llm_calls"] for e in episodes)
@@ -246,13 +220,13 @@ def test_node_example_through_agent_cmd(tmp_path: Path) -> None:
             "--progress", "off", "--run-dir", str(python_dir),
         ],
         ROOT,
-        _env(),
+        venv_env(),
     )  # fmt: skip
 
     def cells(run: Path) -> dict[str, tuple[float, int]]:
         return {
             e["episode_id"]: (e["outcome"]["reward"], e["outcome"]["llm_calls"])
-            for e in _episodes(run)
+            for e in ended_episodes(run)
         }
 
     assert cells(run_dir) == cells(python_dir)
@@ -268,7 +242,7 @@ def test_discover_lists_the_example_modules_and_writes_a_config(tmp_path: Path) 
             "--dataset", "examples/plain_openai/tasks.jsonl", "--tasks", "2",
             "--sim-speed", "0", "--out", str(out),
         ],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300,
+        cwd=ROOT, env=venv_env(), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines() if line}
@@ -278,7 +252,7 @@ def test_discover_lists_the_example_modules_and_writes_a_config(tmp_path: Path) 
     assert 'slots = ["planner", "solver", "critic"]' in text
     bad = subprocess.run(
         [sys.executable, "-m", "agentbus.discover", "--dataset", "x.jsonl"],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120,
+        cwd=ROOT, env=venv_env(), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
 
@@ -294,9 +268,9 @@ def test_a_builtin_environment_feeds_your_agent(tmp_path: Path) -> None:
             "--no-plots", "--progress", "off", "--run-dir", str(run_dir),
         ],
         ROOT,
-        _env(),
+        venv_env(),
     )  # fmt: skip
-    episodes = _episodes(run_dir)
+    episodes = ended_episodes(run_dir)
     assert len(episodes) == 4
     for e in episodes:
         assert "agent_error" not in e["outcome"]["details"], e["outcome"]["details"]
