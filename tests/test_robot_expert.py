@@ -19,6 +19,20 @@ from environments.robot.tasks import generated_tasks, scene_of
 History = list[tuple[str, str, str]]
 
 
+def expert_on(count: int, seed: int) -> tuple[RobotExpert, list[Task]]:
+    """``count`` generated tasks (from ``seed``) and an expert that knows them."""
+    tasks = generated_tasks(count, seed)
+    ex = RobotExpert()
+    ex.add_tasks(tasks)
+    return ex, tasks
+
+
+async def started(task: Task) -> tuple[RobotEnvironment, str]:
+    """A fresh environment reset on ``task``, and its first observation."""
+    env = RobotEnvironment()
+    return env, (await env.reset(task)).text
+
+
 def ask(
     ex: RobotExpert, task: Task, role: str, obs: str, hist: History, verdict: Verdict, **kw: str
 ) -> tuple[str, ExpertQuery]:
@@ -30,12 +44,9 @@ def ask(
 
 
 async def test_expert_policy_solves_every_generated_instance_within_its_limit() -> None:
-    tasks = generated_tasks(120, 3)
-    ex = RobotExpert()
-    ex.add_tasks(tasks)
+    ex, tasks = expert_on(120, 3)
     for task in tasks:
-        env = RobotEnvironment()
-        obs = (await env.reset(task)).text
+        env, obs = await started(task)
         hist: History = []
         plan, _ = ask(ex, task, "planning", obs, hist, Verdict(True))
         done = False
@@ -57,13 +68,10 @@ async def test_expert_policy_solves_every_generated_instance_within_its_limit() 
 
 
 async def test_wrong_answers_are_judged_wrong_and_fail_realistically() -> None:
-    tasks = generated_tasks(24, 11)
-    ex = RobotExpert()
-    ex.add_tasks(tasks)
+    ex, tasks = expert_on(24, 11)
     rejected = 0
     for task in tasks:
-        env = RobotEnvironment()
-        obs = (await env.reset(task)).text
+        env, obs = await started(task)
         good_plan, _ = ask(ex, task, "planning", obs, [], Verdict(True))
         bad_plan, _ = ask(ex, task, "planning", obs, [], Verdict(False))
         _, q = ask(ex, task, "reasoning", obs, [], Verdict(True), plan=bad_plan)
@@ -100,12 +108,9 @@ async def test_wrong_answers_are_judged_wrong_and_fail_realistically() -> None:
 
 
 async def test_malformed_actions_never_pass_the_parser() -> None:
-    tasks = generated_tasks(16, 5)
-    ex = RobotExpert()
-    ex.add_tasks(tasks)
+    ex, tasks = expert_on(16, 5)
     for task in tasks:
-        env = RobotEnvironment()
-        obs = (await env.reset(task)).text
+        env, obs = await started(task)
         thought, _ = ask(ex, task, "reasoning", obs, [], Verdict(True))
         for seed in range(4):
             msgs = prompt(task, "action", obs, [], current_thought=thought)
@@ -130,12 +135,9 @@ async def test_remembered_replays_and_distances_match_a_fresh_reading() -> None:
     """The expert's per-task memos (rules, roll-out distances, history replays) change
     nothing: along episodes with wrong and rejected rounds, every situation equals
     one understood from scratch."""
-    tasks = generated_tasks(8, 21)
-    ex = RobotExpert()
-    ex.add_tasks(tasks)
+    ex, tasks = expert_on(8, 21)
     for k, task in enumerate(tasks):
-        env = RobotEnvironment()
-        obs = (await env.reset(task)).text
+        env, obs = await started(task)
         hist: History = []
         for step in range(6):
             verdict = Verdict(correct=(step + k) % 3 != 1)
