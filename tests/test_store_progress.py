@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,12 +110,21 @@ def test_run_state_counts_each_episode_once() -> None:
     assert "episodes 8/20" in state.line(now=110.0)
 
 
-async def test_plain_progress_prints_lines_and_a_final_one() -> None:
+async def progress_output(plain: bool, publish: Callable[[EventHub], Awaitable[None]]) -> str:
+    """What a 4-episode progress display (refreshing every 0.05 s) wrote while ``publish``
+    fed its hub, until the hub closed."""
     hub = EventHub()
     out = io.StringIO()
-    progress = Progress(hub, 4, plain=True, interval_s=0.05, file=out)
+    progress = Progress(hub, 4, plain=plain, interval_s=0.05, file=out)
     async with anyio.create_task_group() as tg:
         await tg.start(progress.run)
+        await publish(hub)
+        hub.close()
+    return out.getvalue()
+
+
+async def test_plain_progress_prints_lines_and_a_final_one() -> None:
+    async def publish(hub: EventHub) -> None:
         await hub.publish("episode.ended", ended("a", ["planning"], 1.0))
         await anyio.sleep(0.2)
         await hub.publish("episode.ended", ended("b", [], 0.0))
@@ -122,24 +132,20 @@ async def test_plain_progress_prints_lines_and_a_final_one() -> None:
             "attribution.snapshot", {"phi": {"planning": 0.25}, "ci": {"planning": [0.1, 0.4]}}
         )
         await hub.publish("run.finished", {})
-        hub.close()
-    lines = out.getvalue().splitlines()
+
+    lines = (await progress_output(True, publish)).splitlines()
     assert any(line.startswith("episodes 1/4") for line in lines[:-1])
     assert lines[-1].startswith("episodes 2/4") and lines[-1].endswith("finished")
     assert "planning=+0.250[+0.100,+0.400]" in lines[-1]
 
 
 async def test_rich_progress_renders_without_a_terminal_error() -> None:
-    hub = EventHub()
-    out = io.StringIO()
-    progress = Progress(hub, 4, plain=False, interval_s=0.05, file=out)
-    async with anyio.create_task_group() as tg:
-        await tg.start(progress.run)
+    async def publish(hub: EventHub) -> None:
         await hub.publish("episode.ended", ended("a", ["planning"], 1.0))
         await hub.publish("attribution.snapshot", {"phi": {"planning": 0.25}})
         await anyio.sleep(0.15)
-        hub.close()
-    text = out.getvalue()
+
+    text = await progress_output(False, publish)
     assert "episodes" in text and "1/4" in text and "planning" in text
 
 
