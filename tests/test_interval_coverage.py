@@ -127,19 +127,28 @@ def test_batched_intervals_are_the_games_intervals(env: str) -> None:
                 assert np.allclose(est.ci_high, high[r], rtol=1e-9, atol=1e-12), (what, n, r)
 
 
-@pytest.mark.parametrize("env", ENVS)
-def test_shapley_intervals_cover_per_slot_at_5_to_30_tasks(env: str) -> None:
+def outside_the_band(
+    env: str, what: str, seed: int, band: dict[int, tuple[float, float]]
+) -> list[str]:
+    """Each (size, slot) whose interval coverage of the pool's own Shapley value of ``what``
+    over REPS resamples of SIZES tasks (seeds ``seed + n``) falls outside ``band[n]``."""
     pool = pool_of(env)
-    truth = shapley_by_permutations(pool.mean_game(), pool.slots)
+    truth = shapley_by_permutations(pool.mean_game(what), pool.slots)
     failures = []
     for n in SIZES:
-        hits, widths = coverage_hits(pool, truth, n, REPS, seed=1000 + n)
+        hits, widths = coverage_hits(pool, truth, n, REPS, seed=seed + n, what=what)
         per_slot = hits.mean(axis=0)
-        lo, hi = BAND[n]
-        print(f"{env} {n:2d} tasks: {np.round(per_slot, 3)} half-width {widths.mean():.3f}")
+        lo, hi = band[n]
+        print(f"{env} {what} {n:2d} tasks: {np.round(per_slot, 3)} half-width {widths.mean():.4f}")
         for slot, c in zip(pool.slots, per_slot, strict=True):
             if not lo <= c <= hi:
                 failures.append(f"{n} tasks, {slot}: {c:.3f}")
+    return failures
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_shapley_intervals_cover_per_slot_at_5_to_30_tasks(env: str) -> None:
+    failures = outside_the_band(env, "reward", 1000, BAND)
     assert not failures, f"{env}: coverage outside the band: {failures}"
 
 
@@ -187,15 +196,5 @@ def test_cost_intervals_cover_per_slot(env: str) -> None:
     600-1,200 tasks per coalition, every call of the agent priced at the
     built-in prices).
     """
-    pool = pool_of(env)
-    truth = shapley_by_permutations(pool.mean_game("cost"), pool.slots)
-    failures = []
-    for n in SIZES:
-        hits, widths = coverage_hits(pool, truth, n, REPS, seed=2000 + n, what="cost")
-        per_slot = hits.mean(axis=0)
-        lo, hi = COST_BAND[n]
-        print(f"{env} cost {n:2d} tasks: {np.round(per_slot, 3)} half-width ${widths.mean():.4f}")
-        for slot, c in zip(pool.slots, per_slot, strict=True):
-            if not lo <= c <= hi:
-                failures.append(f"{n} tasks, {slot}: {c:.3f}")
+    failures = outside_the_band(env, "cost", 2000, COST_BAND)
     assert not failures, f"{env}: cost coverage outside the band: {failures}"
