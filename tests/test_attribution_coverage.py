@@ -18,10 +18,11 @@ from math import factorial
 import numpy as np
 
 from attribution.allocation import block_repeats, open_slots
+from attribution.estimates import Estimates
 from attribution.exact import shapley_matrix, shapley_values
 from attribution.game import Game, smoothed_bernoulli_variance
 from attribution.sampling import KernelShapPaired, StratifiedShapley
-from attribution.synthetic import paper_like_game
+from attribution.synthetic import BernoulliGame, paper_like_game
 from attribution.variance import anytime_factor
 
 REPS = 500
@@ -47,6 +48,20 @@ def _true_shapley(v: tuple[float, ...]) -> np.ndarray:
     return phi
 
 
+def drawn(
+    bg: BernoulliGame, rng: np.random.Generator, masks: np.ndarray, tasks: np.ndarray
+) -> Game:
+    """A game holding one draw of ``bg`` at each (coalition mask, task) cell."""
+    game = Game(SLOTS)
+    game.add_many(masks, [str(t) for t in tasks], bg.draw(rng, masks, tasks))
+    return game
+
+
+def covers(est: Estimates, bg: BernoulliGame) -> np.ndarray:
+    """Per slot: does the estimate's 95% interval hold ``bg``'s true Shapley value."""
+    return _covered(est.ci_low, est.ci_high, true_shapley(bg.v))
+
+
 def _covered(low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return (low <= truth) & (truth <= high)
 
@@ -56,13 +71,12 @@ def test_independent_intervals_cover_at_fixed_n() -> None:
     rng = np.random.default_rng(2024)
     hits = []
     for r in range(REPS):
-        game = Game(SLOTS)
         masks = np.repeat(np.arange(16), 30)
         tasks = np.arange(len(masks)) + r * 10_000
-        game.add_many(masks, [str(t) for t in tasks], bg.draw(rng, masks, tasks))
+        game = drawn(bg, rng, masks, tasks)
         est = shapley_values(game)
         assert est.method == "independent"
-        hits.append(_covered(est.ci_low, est.ci_high, true_shapley(bg.v)))
+        hits.append(covers(est, bg))
     coverage = float(np.mean(hits))
     assert 0.93 <= coverage <= 0.97, coverage
 
@@ -74,13 +88,12 @@ def test_paired_intervals_cover_with_task_effects() -> None:
     widths_paired, widths_indep = [], []
     for r in range(REPS):
         bg = type(bg0)(bg0.v, bg0.task_rho, task_seed=r)
-        game = Game(SLOTS)
         tasks = np.repeat(np.arange(40), 16)
         masks = np.tile(np.arange(16), 40)
-        game.add_many(masks, [str(t) for t in tasks], bg.draw(rng, masks, tasks))
+        game = drawn(bg, rng, masks, tasks)
         est = shapley_values(game)
         assert est.method == "paired"
-        hits.append(_covered(est.ci_low, est.ci_high, true_shapley(bg.v)))
+        hits.append(covers(est, bg))
         widths_paired.append(est.se.mean())
         widths_indep.append(shapley_values(game, method="independent").se.mean())
     coverage = float(np.mean(hits))
@@ -117,7 +130,7 @@ def test_coverage_holds_when_stopping_adaptively_on_width() -> None:
                 plan = block_repeats(game, coef, slot_weights=open_slots(hw, target))
         assert est is not None
         sizes.append(game.episodes)
-        hits.append(_covered(est.ci_low, est.ci_high, true_shapley(bg.v)))
+        hits.append(covers(est, bg))
         cs = est.halfwidths(anytime=True)
         hits_cs.append(_covered(est.values - cs, est.values + cs, true_shapley(bg.v)))
     coverage = float(np.mean(hits))
@@ -202,11 +215,10 @@ def test_covariance_form_covers_with_incomplete_blocks() -> None:
         keep = rng.random((60, 16)) < 0.5
         keep[:2] = True  # every coalition at least twice
         tasks, masks = np.nonzero(keep)
-        game = Game(SLOTS)
-        game.add_many(masks, [str(t) for t in tasks], bg.draw(rng, masks, tasks))
+        game = drawn(bg, rng, masks, tasks)
         est = shapley_values(game)
         assert est.method == "covariance"
-        hits.append(_covered(est.ci_low, est.ci_high, true_shapley(bg.v)))
+        hits.append(covers(est, bg))
     coverage = float(np.mean(hits))
     assert 0.93 <= coverage <= 0.97, coverage
 
@@ -223,14 +235,13 @@ def test_repeats_keep_the_task_as_the_unit_and_cover() -> None:
     hits = []
     for r in range(600):
         bg = type(bg0)(bg0.v, bg0.task_rho, task_seed=5000 + r)
-        game = Game(SLOTS)
         tasks = np.repeat(np.arange(10), 16 * 3)
         masks = np.tile(np.arange(16), 10 * 3)
-        game.add_many(masks, [str(t) for t in tasks], bg.draw(rng, masks, tasks))
+        game = drawn(bg, rng, masks, tasks)
         assert game.has_repeats()
         est = shapley_values(game)
         assert est.method == "paired" and est.units == 10
-        hits.append(_covered(est.ci_low, est.ci_high, true_shapley(bg.v)))
+        hits.append(covers(est, bg))
     coverage = float(np.mean(hits))
     assert 0.93 <= coverage <= 0.97, coverage
 
