@@ -38,6 +38,7 @@ LONGEST_FILES = (
     "test_dashboard_chromium.py",
     "test_budget_pareto.py",
     "test_llm_totals_resume.py",
+    "test_bill_resume_servers.py",
     "test_llm_router.py",
     "test_plan_gateway.py",
     "test_cli_inputs.py",
