@@ -173,6 +173,7 @@ RULES: tuple[Rule, ...] = (
         slow=True,
     ),
     Rule("truth tables", r"-m agentbus\.truth (list|show|compare)(\s|$)", "run"),
+    Rule("cost truth", r"-m agentbus\.truth_cost (show|compare)(\s|$)", "run", slow=True),
     Rule(
         "module discovery (docs/your-agent.md)",
         r"-m agentbus\.discover(\s|$)",

@@ -29,6 +29,7 @@ ENTRY_SHIMS = {
     "report.py",
     "tail.py",
     "truth.py",
+    "truth_cost.py",
     "view.py",
     "export.py",
     "plan.py",

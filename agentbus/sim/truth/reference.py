@@ -90,11 +90,17 @@ class Sums:
     #: (seed, task id) -> coalition key -> reward, kept only when asked for (a study
     #: of stopping rules resamples whole tasks; the table needs the sums alone)
     tasks: dict[tuple[int, str], dict[str, float]] | None = None
+    #: (seed, task id) -> coalition key -> slot -> (input tokens, output tokens) of
+    #: every call the slot's module made (the agent's own use, cache-shared calls
+    #: included); kept with ``tasks`` (the cost truth, :mod:`agentbus.sim.truth.cost`)
+    usage: dict[tuple[int, str], dict[str, dict[str, tuple[int, int]]]] | None = None
 
     def merge(self, other: Sums) -> None:
         self.blocks.update(other.blocks)
         if other.tasks is not None:
             self.tasks = {**(self.tasks or {}), **other.tasks}
+        if other.usage is not None:
+            self.usage = {**(self.usage or {}), **other.usage}
         self.infra_errors += other.infra_errors
         self.episodes += other.episodes
         self.seconds += other.seconds
@@ -223,6 +229,10 @@ async def _run_block(
         block[key][1] += 1
         if sums.tasks is not None:
             sums.tasks.setdefault((seed, spec.task.id), {})[key] = float(outcome.reward)
+        if sums.usage is not None:
+            sums.usage.setdefault((seed, spec.task.id), {})[key] = {
+                slot: (u.input_tokens, u.output_tokens) for slot, u in outcome.usage.items()
+            }
 
     runtime = Runtime(max_concurrency=CONCURRENCY)
     await runtime.run(_specs(setting, setup, router), on_outcome)
@@ -238,7 +248,7 @@ async def _run_seeds(setting: Setting, seeds: Sequence[int], per_task: bool) -> 
     _, keys = coalition_keys(setting.agent)
     if setting.coalitions is not None:
         keys = [k for k in keys if k in setting.coalitions]
-    sums = Sums(keys, tasks={} if per_task else None)
+    sums = Sums(keys, tasks={} if per_task else None, usage={} if per_task else None)
     t0 = time.perf_counter()
     # no delays, hence no use for the prefix-cache model: it only times prefills
     # and counts cached tokens (hashing every prompt's blocks was ~12% of robot's time)
