@@ -62,6 +62,14 @@ def covers(est: Estimates, bg: BernoulliGame) -> np.ndarray:
     return _covered(est.ci_low, est.ci_high, true_shapley(bg.v))
 
 
+def coverage_near_95(hits: list[np.ndarray]) -> float:
+    """How often the intervals held the truth (over replications and slots), checked to be
+    93-97%."""
+    coverage = float(np.mean(hits))
+    assert 0.93 <= coverage <= 0.97, coverage
+    return coverage
+
+
 def _covered(low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return (low <= truth) & (truth <= high)
 
@@ -77,8 +85,7 @@ def test_independent_intervals_cover_at_fixed_n() -> None:
         est = shapley_values(game)
         assert est.method == "independent"
         hits.append(covers(est, bg))
-    coverage = float(np.mean(hits))
-    assert 0.93 <= coverage <= 0.97, coverage
+    coverage_near_95(hits)
 
 
 def test_paired_intervals_cover_with_task_effects() -> None:
@@ -96,8 +103,7 @@ def test_paired_intervals_cover_with_task_effects() -> None:
         hits.append(covers(est, bg))
         widths_paired.append(est.se.mean())
         widths_indep.append(shapley_values(game, method="independent").se.mean())
-    coverage = float(np.mean(hits))
-    assert 0.93 <= coverage <= 0.97, coverage
+    coverage_near_95(hits)
     assert np.mean(widths_paired) < 0.92 * np.mean(widths_indep)
 
 
@@ -133,8 +139,7 @@ def test_coverage_holds_when_stopping_adaptively_on_width() -> None:
         hits.append(covers(est, bg))
         cs = est.halfwidths(anytime=True)
         hits_cs.append(_covered(est.values - cs, est.values + cs, true_shapley(bg.v)))
-    coverage = float(np.mean(hits))
-    assert 0.93 <= coverage <= 0.97, coverage
+    coverage = coverage_near_95(hits)
     assert float(np.mean(hits_cs)) >= coverage
     assert np.median(sizes) < 1500
 
@@ -177,8 +182,7 @@ def test_stratified_estimator_covers_for_ten_slots() -> None:
             est.add_many(masks, (rng.random(len(masks)) < bg.v[masks]).astype(float))
         e = est.estimates()
         hits.append(_covered(e.ci_low, e.ci_high, true_shapley(bg.v)))
-    coverage = float(np.mean(hits))
-    assert 0.93 <= coverage <= 0.97, coverage
+    coverage_near_95(hits)
 
 
 def test_kernelshap_paired_is_efficient_and_covers() -> None:
@@ -200,8 +204,7 @@ def test_kernelshap_paired_is_efficient_and_covers() -> None:
         e = est.estimates()
         assert np.isclose(e.values.sum(), np.mean(vn) - np.mean(v0))
         hits.append(_covered(e.ci_low, e.ci_high, true_shapley(bg.v)))
-    coverage = float(np.mean(hits))
-    assert 0.93 <= coverage <= 0.97, coverage
+    coverage_near_95(hits)
 
 
 def test_covariance_form_covers_with_incomplete_blocks() -> None:
@@ -219,8 +222,7 @@ def test_covariance_form_covers_with_incomplete_blocks() -> None:
         est = shapley_values(game)
         assert est.method == "covariance"
         hits.append(covers(est, bg))
-    coverage = float(np.mean(hits))
-    assert 0.93 <= coverage <= 0.97, coverage
+    coverage_near_95(hits)
 
 
 def test_repeats_keep_the_task_as_the_unit_and_cover() -> None:
@@ -242,8 +244,7 @@ def test_repeats_keep_the_task_as_the_unit_and_cover() -> None:
         est = shapley_values(game)
         assert est.method == "paired" and est.units == 10
         hits.append(covers(est, bg))
-    coverage = float(np.mean(hits))
-    assert 0.93 <= coverage <= 0.97, coverage
+    coverage_near_95(hits)
 
 
 def test_exact_replays_add_no_information() -> None:
