@@ -115,6 +115,10 @@ def main() -> None:
                 f"{q:<18} {size:>5}  " + "  ".join(f"{c:>20}" for c in cells)
                 + "   " + " ".join(f"{x:.3f}" for x in n80)
             )  # fmt: skip
+    for q in QUANTITIES:
+        pooled = np.mean([np.mean(hits[(q, t)]) for t in sizes])
+        cut = np.mean([np.mean(narrow[(q, t)]) for t in sizes])
+        print(f"{q:<18} pooled over sizes and slots: {pooled:.3f} (80% width: {cut:.3f})")
     print(
         f"{sums.episodes} episodes, {time.perf_counter() - started:.0f} s wall, "
         f"{time.process_time() - cpu:.0f} s CPU in this process (workers add theirs)"

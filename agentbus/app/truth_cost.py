@@ -85,7 +85,9 @@ def record_uses(records: Iterable[EpisodeRecord], prices: PriceTable) -> list[Us
 
 
 def _fmt(quantity: str, x: float) -> str:
-    return f"${x:.6f}" if quantity == "usd" else f"{x:,.1f}"
+    if quantity == "usd":
+        return f"-${-x:.6f}" if x < 0 else f"${x:.6f}"
+    return f"{x:,.1f}"
 
 
 def render_table(table: CostTable) -> str:
