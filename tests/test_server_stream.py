@@ -12,6 +12,7 @@ import aiohttp
 import anyio
 import orjson
 import pytest
+from anyio.abc import Process
 from yarl import URL
 
 from agentbus.core.events import EventHub
@@ -60,6 +61,19 @@ async def serving(
                 hub.close()
     finally:
         store.close()
+
+
+@asynccontextmanager
+async def tail_lines(cmd: list[str], lines: int) -> AsyncIterator[tuple[Process, bytes]]:
+    """Start ``cmd`` (a tail) and read its stdout until it has printed ``lines`` lines (20 s at
+    most); the process is still running inside the block, and is closed after it."""
+    async with await anyio.open_process(cmd) as proc:
+        assert proc.stdout is not None
+        out = b""
+        with anyio.fail_after(20):
+            while out.count(b"\n") < lines:
+                out += await proc.stdout.receive()
+        yield proc, out
 
 
 def base(server: LiveServer) -> str:
@@ -292,12 +306,7 @@ async def test_tail_cli_prints_the_filtered_stream(tmp_path: Path) -> None:
         await hub.publish("attribution.snapshot", {"phi": {"planning": 0.25}})
         cmd = [sys.executable, "-m", "agentbus.tail", base(server) + "/", "--from", "0"]
         cmd += ["--type", "episode.ended", "--type", "attribution.snapshot"]
-        async with await anyio.open_process(cmd) as proc:
-            assert proc.stdout is not None
-            out = b""
-            with anyio.fail_after(20):
-                while out.count(b"\n") < 6:
-                    out += await proc.stdout.receive()
+        async with tail_lines(cmd, 6) as (proc, out):
             await server.stop()  # the stream ends: tail exits cleanly
             with anyio.fail_after(10):
                 rc = await proc.wait()
@@ -347,12 +356,7 @@ async def test_tail_cli_passes_the_token_and_explains_a_401(tmp_path: Path) -> N
         )
         assert bare.returncode == 2 and b"needs a token" in bare.stderr
         cmd = [sys.executable, "-m", "agentbus.tail", server.url, "--from", "0", "--json"]
-        async with await anyio.open_process(cmd) as proc:
-            assert proc.stdout is not None
-            out = b""
-            with anyio.fail_after(20):
-                while out.count(b"\n") < 2:
-                    out += await proc.stdout.receive()
+        async with tail_lines(cmd, 2) as (proc, out):
             proc.terminate()
             await proc.wait()
     assert [orjson.loads(x)["seq"] for x in out.splitlines()] == [1, 2]
