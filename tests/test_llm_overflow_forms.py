@@ -133,7 +133,10 @@ class StandIn:
 
 
 @pytest.fixture
-async def stand_in() -> AsyncIterator[tuple[StandIn, str]]:
+async def stand_in(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[StandIn, str]]:
+    """The stand-in provider and its base URL, with the API keys its clients need set."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     server = StandIn()
     app = web.Application()
     app.router.add_post("/v1/chat/completions", server.chat)
@@ -151,9 +154,8 @@ def router() -> LLMRouter:
     "model", ["llama-cpp-python-500", "vllm-500", "llama-server-500", "openai-responses-400"]
 )
 async def test_each_overflow_body_is_the_agents_failure_sent_once(
-    stand_in: tuple[StandIn, str], model: str, monkeypatch: pytest.MonkeyPatch
+    stand_in: tuple[StandIn, str], model: str
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     server, url = stand_in
     async with router() as r:
         with pytest.raises(ContextOverflow):
@@ -163,10 +165,7 @@ async def test_each_overflow_body_is_the_agents_failure_sent_once(
     assert stats["context_overflows"] == 1 and stats["errors"] == 0
 
 
-async def test_anthropic_context_limit_400_is_an_overflow(
-    stand_in: tuple[StandIn, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+async def test_anthropic_context_limit_400_is_an_overflow(stand_in: tuple[StandIn, str]) -> None:
     server, url = stand_in
     async with router() as r:
         with pytest.raises(ContextOverflow, match="exceed context limit"):
@@ -174,10 +173,7 @@ async def test_anthropic_context_limit_400_is_an_overflow(
     assert server.requests["claude"] == 1
 
 
-async def test_anthropic_context_window_stop_is_an_overflow(
-    stand_in: tuple[StandIn, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+async def test_anthropic_context_window_stop_is_an_overflow(stand_in: tuple[StandIn, str]) -> None:
     _, url = stand_in
     async with router() as r:
         llm = r.client(f"anthropic:{url.removesuffix('/v1')}#claude-window")
@@ -186,9 +182,8 @@ async def test_anthropic_context_window_stop_is_an_overflow(
 
 
 async def test_an_answer_the_window_cut_short_is_an_overflow_and_cached(
-    stand_in: tuple[StandIn, str], monkeypatch: pytest.MonkeyPatch
+    stand_in: tuple[StandIn, str],
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     server, url = stand_in
     params = SamplingParams(max_tokens=192, temperature=0.0)
     async with router() as r:
@@ -202,9 +197,8 @@ async def test_an_answer_the_window_cut_short_is_an_overflow_and_cached(
 
 
 async def test_a_500_in_other_words_stays_an_infrastructure_error(
-    stand_in: tuple[StandIn, str], monkeypatch: pytest.MonkeyPatch
+    stand_in: tuple[StandIn, str],
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     server, url = stand_in
     async with router() as r:
         with pytest.raises(InfraError, match="gave up after 3 attempts"):
