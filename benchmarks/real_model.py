@@ -125,12 +125,45 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: ``python -c`` launcher of the server with llama.cpp's extra weight buffers off (the
+#: AMX/repacked layouts): ``llama_cpp.server`` has no flag for ``use_extra_bufts``
+NO_REPACK = (
+    "import runpy, llama_cpp.llama_cpp as c\n"
+    "defaults = c.llama_model_default_params\n"
+    "def no_repack():\n"
+    "    p = defaults(); p.use_extra_bufts = False; return p\n"
+    "c.llama_model_default_params = no_repack\n"
+    "runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def answers(url: str) -> bool:
+    """Whether the server answers a one-token chat completion."""
+    body = {"model": ALIAS, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}
+    request = urllib.request.Request(
+        f"{url}/chat/completions",
+        data=orjson.dumps(body),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=300) as resp:
+            return bool(resp.status == 200)
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
 def llama_server(python: str, gguf: Path, ctx: int, threads: int, workdir: Path) -> Iterator[str]:
     """llama-cpp-python's OpenAI-compatible server on loopback; yields its base URL.
 
     Its config and log are written in ``workdir`` (the caller removes it); a
     server that fails shows the tail of its log in the error, not a path to it.
+    Before yielding, the server must answer one token: llama.cpp's AMX weight
+    layout crashes the process (SIGSEGV) at the first answer on a VM whose CPU
+    advertises AMX (seen on ours, 2026-11-27; llama.cpp issue #20824), so a
+    server killed by a signal there is started once more with llama.cpp's
+    extra weight buffers off (one line says so). A server that died shows
+    its exit status and log tail on stderr when the block ends.
     """
     port = free_port()
     config = {
@@ -150,18 +183,19 @@ def llama_server(python: str, gguf: Path, ctx: int, threads: int, workdir: Path)
     config_file = workdir / "llama-server.json"
     config_file.write_bytes(orjson.dumps(config))
     log_path = workdir / "llama-server.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [python, "-m", "llama_cpp.server", "--config_file", str(config_file)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
     url = f"http://127.0.0.1:{port}/v1"
 
     def tail() -> str:
         return log_path.read_text(errors="replace")[-2000:]
 
-    try:
+    def start(repack: bool) -> subprocess.Popen[bytes]:
+        launch = ["-m", "llama_cpp.server"] if repack else ["-c", NO_REPACK]
+        with log_path.open("ab") as log:
+            proc = subprocess.Popen(
+                [python, *launch, "--config_file", str(config_file)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         deadline = time.monotonic() + 300
         while True:
             if proc.poll() is not None:
@@ -171,17 +205,40 @@ def llama_server(python: str, gguf: Path, ctx: int, threads: int, workdir: Path)
             try:
                 with urllib.request.urlopen(f"{url}/models", timeout=2) as resp:
                     if resp.status == 200:
-                        break
+                        return proc
             except OSError:
                 pass
             if time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
                 raise SystemExit(
                     f"the llama.cpp server did not answer in 300 s; its log ends:\n{tail()}"
                 )
             time.sleep(0.5)
+
+    proc = start(repack=True)
+    try:
+        if not answers(url):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=20)  # it died, or it answers nothing
+            if proc.returncode is None or proc.returncode >= 0:
+                raise SystemExit(f"the llama.cpp server answered nothing; its log ends:\n{tail()}")
+            print(
+                f"the llama.cpp server died (signal {-proc.returncode}) at its first answer; "
+                "started again with llama.cpp's extra weight buffers (AMX, repacking) off",
+                flush=True,
+            )
+            proc = start(repack=False)
+            if not answers(url):
+                raise SystemExit(f"the llama.cpp server answered nothing; its log ends:\n{tail()}")
         yield url
     finally:
-        proc.terminate()
+        if proc.poll() is not None and proc.returncode != 0:
+            print(
+                f"the llama.cpp server died ({proc.returncode}); its log ends:\n{tail()}",
+                file=sys.stderr,
+            )
+        proc.terminate()  # nothing to do for one that exited
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
