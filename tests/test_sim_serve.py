@@ -53,28 +53,22 @@ def test_bad_flags_print_one_line_and_exit_2(
         assert message in lines[0], lines
 
 
-def test_serves_until_interrupted(tmp_path: Path) -> None:
-    profiles = tmp_path / "profiles.toml"
-    profiles.write_text('[mine]\nextends = "strong"\n')
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agentbus.sim.serve",
-            "--port",
-            "0",
-            "--speed",
-            "0",
-            "--experts",
-            "",
-            "--profiles",
-            str(profiles),
-        ],
+def serve_process(*flags: str) -> subprocess.Popen[str]:
+    """``python -m agentbus.sim.serve`` on a free port at full speed with ``flags``, from the
+    repository root, its stdout and stderr piped as text (a user's standalone server)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentbus.sim.serve", "--port", "0", "--speed", "0", *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
     )
+
+
+def test_serves_until_interrupted(tmp_path: Path) -> None:
+    profiles = tmp_path / "profiles.toml"
+    profiles.write_text('[mine]\nextends = "strong"\n')
+    proc = serve_process("--experts", "", "--profiles", str(profiles))
     try:
         assert proc.stdout is not None
         lines = [proc.stdout.readline() for _ in range(3)]  # a log line, the URL, capacity
@@ -151,29 +145,11 @@ def test_a_run_pointed_at_the_standalone_server_is_answered_by_its_experts(
     tmp_path: Path,
 ) -> None:
     """The user's path: start the server, point agentbus.run at it with vllm: specs."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agentbus.sim.serve",
-            "--port",
-            "0",
-            "--speed",
-            "0",
-            "--env",
-            "math",
-            "--tasks",
-            "4",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
+    proc = serve_process("--env", "math", "--tasks", "4")
     try:
         assert proc.stdout is not None
         url = ""
-        seen = []
+        seen: list[str] = []
         while not url:
             line = proc.stdout.readline()
             assert line, f"server ended early: {seen}"
