@@ -7,11 +7,12 @@ runs the unchanged PRAF modules on its tasks through the real core episode.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import anyio
 
 from agentbus.core import registry
-from agentbus.core.environment import Environment, Task
+from agentbus.core.environment import Environment, Task, TaskSource
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.core.outcome import Outcome
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
@@ -72,20 +73,36 @@ async def run_praf(
     return [o for o in outcomes if o is not None]
 
 
-async def strong_and_weak(
-    tasks: Sequence[Task], env_factory: Callable[[], Environment], transport: SimTransport
-) -> tuple[list[Outcome], list[Outcome]]:
+@dataclass(frozen=True)
+class PrafWorld:
+    """Generated tasks of one environment and an in-process simulator that knows them."""
+
+    tasks: list[Task]
+    env_factory: Callable[[], Environment]
+    transport: SimTransport
+
+    async def run(self, models: Mapping[str, str]) -> list[Outcome]:
+        """One traced PRAF episode per task with ``models`` per slot."""
+        return await run_praf(self.tasks, self.env_factory, models, self.transport, trace=True)
+
+
+def praf_world(
+    env: str, env_type: type[Environment], expert: Expert, *, count: int, seed: int
+) -> PrafWorld:
+    """``count`` tasks of ``env`` generated from ``seed``, known to the simulator via ``expert``."""
+    tasks = env_type.setup(TaskSource(count=count, seed=seed)).tasks
+    return PrafWorld(tasks, env_type, sim_transport(env, expert, tasks))
+
+
+async def strong_and_weak(world: PrafWorld) -> tuple[list[Outcome], list[Outcome]]:
     """All-strong and all-weak traced runs on one transport, each outcome checked.
 
     Every environment's end-to-end test compares these two runs; the checks here
     are the ones any environment must pass (a valued outcome, a reward in [0, 1],
     at least one model call), so each test adds only its own.
     """
-    runs = [
-        await run_praf(tasks, env_factory, dict.fromkeys(SLOTS, m), transport, trace=True)
-        for m in ("strong", "weak")
-    ]
-    strong, weak = runs
+    strong = await world.run(dict.fromkeys(SLOTS, "strong"))
+    weak = await world.run(dict.fromkeys(SLOTS, "weak"))
     for o in strong + weak:
         assert o.counts_for_value, o.reason
         assert 0.0 <= o.reward <= 1.0 and o.llm_calls > 0

@@ -2,30 +2,20 @@
 
 from __future__ import annotations
 
-from praf_harness import run_praf, sim_transport, strong_and_weak
+from praf_harness import PrafWorld, praf_world, strong_and_weak
 
-from agentbus.core.environment import Task, TaskSource
-from agentbus.core.outcome import Outcome
-from agentbus.sim.transport import SimTransport
 from environments.git.env import GitEnvironment
 from environments.git.expert import GitExpert
 from modules.praf import SLOTS
 
 
-def transport_for(tasks: list[Task]) -> SimTransport:
-    return sim_transport("git", GitExpert(), tasks)
-
-
-async def run_all(
-    tasks: list[Task], models: dict[str, str], transport: SimTransport
-) -> list[Outcome]:
-    return await run_praf(tasks, GitEnvironment, models, transport, trace=True)
+def puzzles(seed: int) -> PrafWorld:
+    """30 generated git puzzles and a simulator whose expert knows them."""
+    return praf_world("git", GitEnvironment, GitExpert(), count=30, seed=seed)
 
 
 async def test_praf_agent_plays_git_puzzles_end_to_end() -> None:
-    tasks = GitEnvironment.setup(TaskSource(count=30, seed=21)).tasks
-    transport = transport_for(tasks)
-    strong, weak = await strong_and_weak(tasks, GitEnvironment, transport)
+    strong, weak = await strong_and_weak(puzzles(21))
     for o in strong + weak:
         assert o.details["puzzle"].startswith("gen-21-")
     mean_strong = sum(o.reward for o in strong) / len(strong)
@@ -38,10 +28,9 @@ async def test_praf_agent_plays_git_puzzles_end_to_end() -> None:
 
 
 async def test_strong_reasoning_helps_a_weak_agent() -> None:
-    tasks = GitEnvironment.setup(TaskSource(count=30, seed=22)).tasks
-    transport = transport_for(tasks)
-    weak = await run_all(tasks, dict.fromkeys(SLOTS, "weak"), transport)
+    world = puzzles(22)
+    weak = await world.run(dict.fromkeys(SLOTS, "weak"))
     models = dict.fromkeys(SLOTS, "weak") | {"reasoning": "strong"}
-    helped = await run_all(tasks, models, transport)
+    helped = await world.run(models)
     gain = sum(o.reward for o in helped) - sum(o.reward for o in weak)
-    assert gain / len(tasks) > 0.2
+    assert gain / len(world.tasks) > 0.2
