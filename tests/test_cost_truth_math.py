@@ -3,7 +3,7 @@
 The math cost table (``python -m agentbus.truth_cost show --env math``) is the
 reward tables' Monte Carlo read for tokens: expected prompt and completion
 tokens per episode per coalition, and their list cost with no prompt-cache
-discount. Three checks, about 6 s of CPU:
+discount. Three checks, about 13 s of CPU with start-up:
 
 * a real run (``evaluate``, the command line's path) plays the reference
   computation's episodes token for token: the table describes what runs use;

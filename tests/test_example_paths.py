@@ -113,19 +113,9 @@ def run_path(tmp_path_factory: pytest.TempPathFactory) -> Played:
     tmp = tmp_path_factory.mktemp("example_paths")
     dataset = tmp / "tasks.jsonl"
     dataset.write_text("".join(json.dumps(t) + "\n" for t in _tasks()))
-    config = build_config(
-        {
-            "agent": "agent:run",
-            "env": "external",
-            "dataset": str(dataset),
-            "slots": list(SLOTS),
-            "run_dir": str(tmp / "run"),
-            "progress": "off",
-            "plots": False,
-            "trace": False,
-            "sim": {"speed": 0, "transport": "http"},
-        }
-    )
+    agent = {"agent": "agent:run", "env": "external", "dataset": str(dataset), "slots": SLOTS}
+    quiet = {"progress": "off", "plots": False, "trace": False, "run_dir": str(tmp / "run")}
+    config = build_config({**agent, **quiet, "sim": {"speed": 0, "transport": "http"}})
     sys.path.insert(0, str(EXAMPLE))
     try:
         anyio.run(evaluate, config, Console(file=io.StringIO()))

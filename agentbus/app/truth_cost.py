@@ -147,30 +147,6 @@ def render_compare(run_dir: Path) -> tuple[str, int]:
     return "\n".join(lines), misses
 
 
-def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from agentbus.sim.truth.make import code_version
-    from agentbus.sim.truth.reference import compute
-
-    if args.tasks < 1 or not 1 <= args.workers <= 64:
-        raise UserError("--tasks must be positive, --workers 1-64")
-    setting = Setting(env=args.env, default=args.default, test=args.test, per_seed=30)
-    seeds = max(2, math.ceil(args.tasks / setting.per_seed))
-    deadline = time.monotonic() + 60 * args.minutes if args.minutes else None
-    sums = compute(
-        setting,
-        list(range(args.first_seed, args.first_seed + seeds)),
-        workers=args.workers,
-        deadline=deadline,
-        per_task=True,
-    )
-    command = "python -m agentbus.truth_cost " + " ".join(shlex.quote(a) for a in argv)
-    table = costs.build(setting, sums, PriceTable(), command=command, code_version=code_version())
-    out = costs.write(table, Path(args.out) if args.out else None)
-    print(render_table(table))
-    print(f"\nstored {out}")
-    return 0
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m agentbus.truth_cost",
@@ -191,6 +167,29 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", help="a run's cost Shapley intervals next to the truth")
     c.add_argument("run_dir", type=Path)
     return p
+
+
+def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from agentbus.sim.truth.make import code_version
+    from agentbus.sim.truth.reference import compute
+
+    if args.tasks < 1 or not 1 <= args.workers <= 64:
+        raise UserError("--tasks must be positive, --workers 1-64")
+    setting = Setting(env=args.env, default=args.default, test=args.test, per_seed=30)
+    seeds = max(2, math.ceil(args.tasks / setting.per_seed))
+    deadline = time.monotonic() + 60 * args.minutes if args.minutes else None
+    sums = compute(
+        setting,
+        list(range(args.first_seed, args.first_seed + seeds)),
+        workers=args.workers,
+        deadline=deadline,
+        per_task=True,
+    )
+    command = "python -m agentbus.truth_cost " + " ".join(shlex.quote(a) for a in argv)
+    table = costs.build(setting, sums, PriceTable(), command=command, code_version=code_version())
+    out = costs.write(table, Path(args.out) if args.out else None)
+    print(f"{render_table(table)}\n\nstored {out}")
+    return 0
 
 
 @pipe_safe

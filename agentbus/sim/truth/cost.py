@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 from agentbus.errors import UserError
 from agentbus.llm.prices import PriceTable
 from agentbus.sim.truth.reference import Setting, Sums, coalition_keys
-from agentbus.sim.truth.table import DATA_DIR, SE_MEANING, Extension, file_name
+from agentbus.sim.truth.table import DATA_DIR, SE_MEANING, Extension, GameOf, file_name
 
 COST_DIR = DATA_DIR / "cost"
 #: the quantities a cost table holds, per episode
@@ -63,15 +63,9 @@ class CostProvenance(Extension):
     se_meaning: str = SE_MEANING
 
 
-class CostTable(BaseModel):
+class CostTable(GameOf):
     """Expected use per episode of every coalition of one (environment, default, test) game."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    env: str
-    default: str
-    test: str
-    slots: tuple[str, ...]
     #: quantity -> coalition key -> estimate
     values: dict[str, dict[str, Estimate]]
     #: quantity -> covariance of the coalition means (rows in the order of ``values``)

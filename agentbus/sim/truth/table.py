@@ -98,8 +98,11 @@ class Provenance(BaseModel):
     reason: str | None = None
 
 
-class TruthTable(BaseModel):
-    """The true coalition values of one (environment, default, test) game."""
+class GameOf(BaseModel):
+    """Which game a stored table is about: environment, default and test model, slots.
+
+    Shared by the reward tables and the cost tables (:mod:`agentbus.sim.truth.cost`).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -107,6 +110,11 @@ class TruthTable(BaseModel):
     default: str
     test: str
     slots: tuple[str, ...]
+
+
+class TruthTable(GameOf):
+    """The true coalition values of one (environment, default, test) game."""
+
     #: coalition key (members in slot order joined by '+'; '' = all default) -> value
     values: dict[str, CoalitionValue]
     #: covariance of the coalition means, rows and columns in the order of ``values``
@@ -252,6 +260,7 @@ __all__ = [
     "SE_MEANING",
     "CoalitionValue",
     "Extension",
+    "GameOf",
     "Provenance",
     "TruthTable",
     "available",
