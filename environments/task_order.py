@@ -33,14 +33,25 @@ def block_kinds(kinds: Sequence[K], block: int = BLOCK) -> list[K]:
     return [kinds[j % len(kinds)] for j in range(block)]
 
 
+def source_index(salt: str, seed: int, index: int, block: int = BLOCK) -> int:
+    """Which task of the old order comes at ``index``: a seeded shuffle within its block.
+
+    A generator whose tasks carry more than their kind by index (atp's and os's
+    ids hold no seed, and the simulator draws a task's trap rate from its id)
+    builds old task ``source_index(...)`` at ``index``: a block is then the
+    old block's very tasks, reordered.
+    """
+    number, at = divmod(index, block)
+    order = list(range(block))
+    random.Random(f"{salt}-order:{seed}:{number}").shuffle(order)
+    return number * block + order[at]
+
+
 def kind_at(kinds: Sequence[K], salt: str, seed: int, index: int, block: int = BLOCK) -> K:
-    """The kind of task ``index``: its place in its block's seeded shuffle."""
+    """The kind of task ``index``: the old kind of its :func:`source_index`."""
     if not kinds:
         raise ValueError("kind_at needs at least one kind")
-    cells = block_kinds(kinds, block)
-    number, at = divmod(index, block)
-    random.Random(f"{salt}-order:{seed}:{number}").shuffle(cells)
-    return cells[at]
+    return kinds[source_index(salt, seed, index, block) % len(kinds)]
 
 
-__all__ = ["BLOCK", "block_kinds", "kind_at"]
+__all__ = ["BLOCK", "block_kinds", "kind_at", "source_index"]

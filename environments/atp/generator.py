@@ -15,7 +15,7 @@ import random
 from collections.abc import Callable
 
 from environments.atp.problem import Problem
-from environments.task_order import kind_at
+from environments.task_order import kind_at, source_index
 
 HEADER = (
     "Require Import Coq.ZArith.ZArith.\n Require Import Coq.micromega.Psatz.\n"
@@ -90,5 +90,12 @@ def make(kind: Kind, seed: int, index: int) -> Problem:
 
 
 def generate(count: int, seed: int = 0) -> list[Problem]:
-    """``count`` problems in :func:`kind_of`'s order, each from its own stream (seed, i)."""
-    return [make(kind_of(seed, i), seed, i) for i in range(count)]
+    """``count`` problems in :func:`kind_of`'s order.
+
+    Problem ``i`` is the old order's problem ``j = source_index(...)`` (kind
+    ``j mod 5``, stream ``(seed, j)``, id ``coq-gen-j``): a 30-task block holds
+    the old block's very problems, reordered, so the simulator's per-id trap
+    rates pair with the same problems as in the table's reference runs.
+    """
+    numbers = [source_index("atp", seed, i) for i in range(count)]
+    return [make(KINDS[j % len(KINDS)], seed, j) for j in numbers]

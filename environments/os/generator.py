@@ -26,7 +26,7 @@ from typing import Any
 
 from environments.os.script import Script
 from environments.os.task import OsTask, Step
-from environments.task_order import kind_at
+from environments.task_order import kind_at, source_index
 
 WORDS = (
     "alpha", "bravo", "cedar", "delta", "ember", "fjord", "garnet", "harbor",
@@ -191,17 +191,25 @@ def category_at(seed: int, index: int) -> str:
     return kind_at([name for name, _ in CATEGORIES], "os", seed, index)
 
 
-def maker_at(seed: int, index: int) -> tuple[Template, random.Random]:
-    """Task ``index``'s template (the stream's first draw in its category) and its stream."""
-    rng = random.Random(f"os:{seed}:{index}")
+def maker_at(seed: int, index: int) -> tuple[Template, random.Random, int]:
+    """Task ``index``'s template, its random stream and its number (``os-NNNN``).
+
+    Task ``index`` is the old order's task ``source_index`` (category ``j mod 3``,
+    stream ``(seed, j)``, id ``os-j``): a 30-task block holds the old block's
+    very tasks, reordered, so the simulator's per-id trap rates pair with the
+    same tasks as in the table's reference runs, and any first T tasks are a
+    random sample of them. The template is the stream's first draw.
+    """
+    number = source_index("os", seed, index)
+    rng = random.Random(f"os:{seed}:{number}")
     makers = dict(CATEGORIES)[category_at(seed, index)]
-    return rng.choice(makers), rng
+    return rng.choice(makers), rng, number
 
 
 def generate(count: int, seed: int = 0) -> list[OsTask]:
     """``count`` tasks in :func:`maker_at`'s order, each from its own random stream."""
     tasks: list[OsTask] = []
     for i in range(count):
-        template, rng = maker_at(seed, i)
-        tasks.append(template.make(rng, i, category_at(seed, i)))
+        template, rng, number = maker_at(seed, i)
+        tasks.append(template.make(rng, number, category_at(seed, i)))
     return tasks

@@ -160,7 +160,7 @@ def with_round_limit(scene: Scene) -> Scene:
 def kind_of(seed: int, index: int, kinds: tuple[Kind, ...] = KINDS) -> Kind:
     """Scene ``index``'s kind: the 30-task block's mix of ``kinds`` in a seeded order.
 
-    For the four kinds a block holds 8 sweep, 8 cabinet, 7 sandwich and 7 sort
+    For the four kinds the first block holds 8 sweep, 8 cabinet, 7 sandwich and 7 sort
     scenes (the old ``kinds[i mod 4]`` block, the truth table's population);
     any first T scenes are a random sample of it (:mod:`environments.task_order`).
     """
