@@ -13,18 +13,18 @@ each printed Shapley interval (results.json ``ci_low``/``ci_high``) against
 the stored table's Shapley value (``python -m agentbus.truth show``).
 
 The table's own standard error (printed, 0.001-0.002) is small against the
-intervals of a 5-15 task run (0.06-0.7 wide), so a hit is counted against
-the table's value as it stands. Per slot the report also prints the misses
+intervals of a 5-15 task run (median widths 0.12-0.69), so a hit is counted
+against the table's value as it stands. Per slot the report also prints the misses
 below and above, how likely that few hits are if the interval covered 95%
 (one-sided binomial), the mean estimate minus the truth (a prefix that is
 not a sample of the table's population shows here) and the median width of
 the missed intervals against all.
 
 Runtime. A run of T tasks plays 16 T episodes at ``--sim-speed 0`` in
-process: 1.7-5.3 s of CPU per run here (ticket 5 tasks to math 15 tasks),
-about 3,100 CPU seconds for the full measurement (150 runs per cell, sizes
+process: 2.3-6.4 s of CPU per run here (ticket 5 tasks to math 15 tasks),
+about 3,800 CPU seconds for the full measurement (150 runs per cell, sizes
 5, 10, 15, math and ticket: 900 runs); on the 16-core lent machine the runs
-took 4-23 s of CPU each (docs/statistics.md). ``--jobs`` runs that many at
+took 4-26 s of CPU each (docs/statistics.md). ``--jobs`` runs that many at
 once; the runs are submitted cell by cell in turn, so ``--deadline`` (start
 no run after that many seconds) leaves every cell with about the same
 number, and ``--first`` continues at a later run index. ``--out`` keeps
