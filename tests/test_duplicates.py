@@ -16,13 +16,14 @@ from pathlib import Path
 import dup_pairs
 
 #: the most pairs the tree may have, in this counter's terms. Issue 44's target is 90 in the
-#: `duplicates` tool's terms; on 2026-11-27 the tool counted 171 where this counter counted
-#: 191, so the target is about 100 here. While the dedup work is under way the ceiling is the
-#: count measured then (`python tests/dup_pairs.py`), so the tree can only get better; lower
-#: it as pairs go, down to about 100.
-CEILING = 191
+#: `duplicates` tool's terms; on 2026-11-27 at 08:45 UTC the tool counted 76 where this counter
+#: counted 85 (the module docstring compares them), so the target is about 100 here and the
+#: tree is under it. While the dedup work is under way the ceiling is the count measured then
+#: on the committed tree (86, `python tests/dup_pairs.py`), so the tree can only get better;
+#: lower it as pairs go.
+CEILING = 86
 
-#: a function of twelve lines, thick enough (tokens per line) to pair by shape
+#: a function of nine counted lines (the docstring is not one), thick enough to pair by shape
 BLOCK = '''
 def merge(left: dict[str, int], right: dict[str, int]) -> dict[str, int]:
     """Add two tallies."""
@@ -60,7 +61,7 @@ def test_a_copied_block_makes_a_pair(tmp_path: Path) -> None:
     one = tree(tmp_path / "one", {"tests/a.py": BLOCK, "tests/b.py": "X = 1\n"})
     assert dup_pairs.count(one) == 0
     two = tree(tmp_path / "two", {"tests/a.py": BLOCK, "tests/b.py": "X = 1\n" + BLOCK})
-    assert dup_pairs.pairs(dup_pairs.source_files(two)) == {("tests/a.py", "tests/b.py"): 5}
+    assert dup_pairs.pairs(dup_pairs.source_files(two)) == {("tests/a.py", "tests/b.py"): 4}
     # the same block twice in one file is a pair too, of the file with itself
     three = tree(tmp_path / "three", {"tests/a.py": BLOCK + "\n\nY = 2\n" + BLOCK})
     assert list(dup_pairs.pairs(dup_pairs.source_files(three))) == [("tests/a.py", "tests/a.py")]
@@ -74,12 +75,21 @@ def test_a_renamed_copy_pairs_by_shape_but_a_thin_list_only_when_identical() -> 
     assert not dup_pairs.pairs({"a.py": names, "b.py": others})
     assert dup_pairs.pairs({"a.py": names, "b.py": "X = 1\n" + names})
 
+    # rows of data (literals only) are alike only when equal, however many tokens they hold
+    def table(words: str) -> str:
+        return "ROWS = [\n" + "".join(f'    ("{w}", "{w}{w}", 1),\n' for w in words) + "]\n"
+
+    assert not dup_pairs.pairs({"a.py": table("abcdefgh"), "b.py": table("ijklmnop")})
+
 
 def test_what_does_not_count(tmp_path: Path) -> None:
     # comments, blank lines and lone brackets are passed over: a block interleaved with them
     # still pairs with the plain one
     noisy = "\n".join(f"{line}\n# note\n" for line in BLOCK.splitlines())
     assert dup_pairs.pairs({"a.py": BLOCK, "b.py": noisy})
+    # docstrings are passed over: prose, however much two files share
+    prose = "".join(f'"""Note {i}: the same words in both files."""\n' for i in range(8))
+    assert not dup_pairs.pairs({"a.py": prose, "b.py": "Y = 1\n" + prose})
     # import statements are passed over, however many the files share
     imports = "".join(f"import module{i}\nfrom package{i} import name{i}\n" for i in range(6))
     assert not dup_pairs.pairs({"a.py": imports, "b.py": "X = 1\n" + imports})
