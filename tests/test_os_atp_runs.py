@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
-from agentbus.app.config import build_config
-from agentbus.app.evaluate import evaluate
 from environments.atp.prover import available
 from environments.sandbox import unavailable
+from tests.env_harness import full_coalition_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "capabench"
@@ -26,25 +23,7 @@ pytestmark = [
 
 @pytest.mark.parametrize("env", ["os", "atp"])
 async def test_full_coalition_sweep(env: str, tmp_path: Path) -> None:
-    cfg = build_config(
-        {
-            "env": env,
-            "tasks": 6,
-            "progress": "off",
-            "run_dir": str(tmp_path / env),
-            "sim": {"speed": 0},
-        }
-    )
-    with open("/dev/null", "w") as sink:  # noqa: ASYNC230 - a sink for the console
-        report = await evaluate(cfg, Console(file=sink))
-    assert report.infra_errors == 0
-    model = report.results["models"]["sim:strong"]
-    assert len(model["coalitions"]) == 16
-    assert {c["n"] for c in model["coalitions"].values()} == {6}
-    shap = model["shapley"]
-    assert set(shap) == {"planning", "reasoning", "action", "reflection"}
-    assert math.isclose(sum(v["value"] for v in shap.values()), model["delta_acc"], abs_tol=1e-9)
-    assert model["acc_test"] > model["acc_default"]
+    await full_coalition_sweep(env, tmp_path)
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="no shared CapaBench data")
