@@ -54,15 +54,26 @@ def test_missing_key_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert "OPENAI_API_KEY" in line and "openai:gpt-4o-mini" in line
 
 
-def test_unreachable_endpoint_is_one_fast_line_and_exit_1(tmp_path: Path) -> None:
+def test_unreachable_endpoint_is_one_line_and_exit_1(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    start = time.monotonic()
     out = run_cli("--default", f"vllm:{url}#m", cwd=tmp_path)
-    elapsed = time.monotonic() - start
     assert out.returncode == 1, out.stderr
     line = assert_one_line_and_nothing_written(out, tmp_path)
     assert url in line and "connection refused" in line, line
-    assert elapsed < 10, f"the probe took {elapsed:.1f} s"
+
+
+def test_a_refused_connection_fails_at_once_not_at_the_timeout() -> None:
+    """Refused is an answer: the probe must not wait out its timeout (or retry) for it.
+
+    Timed in process with a timeout far above what a refusal takes, so that a
+    loaded machine (process start-up of seconds) cannot fail it, while a probe
+    that waited for the timeout would.
+    """
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    start = time.monotonic()
+    with pytest.raises(InfraError, match="connection refused"):
+        check(config(f"vllm:{url}#m"), timeout_s=60)
+    assert time.monotonic() - start < 30
 
 
 def test_no_preflight_turns_the_check_off() -> None:
@@ -113,4 +124,4 @@ def test_a_server_that_never_answers_times_out() -> None:
         start = time.monotonic()
         with pytest.raises(InfraError, match=r"no answer within 0\.5 s"):
             check(config(f"vllm:{url}#m"), timeout_s=0.5)
-        assert time.monotonic() - start < 5
+        assert time.monotonic() - start < 30  # a bound for a hang; the message names the 0.5 s
