@@ -2,21 +2,21 @@
 
 Two simulated OpenAI-compatible servers run on loopback as separate
 processes, one for the default model and one for the test model, as a user's
-vLLM servers would. ``python -m agentbus.run`` evaluates three math tasks
-against them three times: once straight through (the reference), once
-stopped with Ctrl-C mid-run, resumed, its test-model server killed in the
-middle of that resume (the run gives up the cells it cannot finish and exits
-1), the server restarted and the run resumed again to its end. Calls
-answered in an earlier process were paid there and are read back from the
-run's cache as free after a resume, so a bill summed from the last process
-or from the episodes' records comes out short.
+vLLM servers would. ``python -m agentbus.run`` evaluates two math tasks
+against them twice: straight through (the reference), and in three
+processes: stopped with Ctrl-C mid-run; resumed, with the test model's server
+killed in the middle (the run gives up the cells it cannot finish and exits
+1); the server restarted and the run resumed to its end. Calls answered in
+an earlier process were paid there and are read back from the run's cache as
+free after a resume, so a bill summed from the last process or from the
+episodes' records comes out short.
 
 After each process the run's calls, tokens and dollars, per slot and in
-total, must equal what its call file (``llm-cache.jsonl``) holds, and at the
-end the reference's,
-summed here line by line with the prices the run was given. The servers keep
-no prefix cache, so a call's usage does not depend on what a server saw
-before (a restarted server starts cold) and the totals compare exactly.
+total, must equal what its call file (``llm-cache.jsonl``) holds, summed
+here line by line with the prices the run was given, and at the end the
+reference's. The servers keep no prefix cache, so a call's usage does not
+depend on what a server saw before (a restarted server starts cold) and the
+totals compare exactly.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TASKS = 2
 EPISODES = TASKS * 4  # two varied slots: four coalitions
 SPEED = "60"  # fast, yet an episode takes long enough for a signal to land mid-run
-#: USD per million tokens; cached input cheaper, so a miscounted cache read would show
+#: USD per million tokens: input, cached input, output
 PRICES = {"weak": (1.0, 0.5, 4.0), "strong": (3.0, 1.5, 12.0)}
 #: the cost section's totals (``cost.run``) and its rows per slot and model (``by_slot``)
 TOTAL_KEYS = (
