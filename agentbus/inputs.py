@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,20 @@ __all__ = [
     "read_bounded",
     "read_text",
 ]
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``base`` with ``over`` merged in: tables merge key by key, anything else replaces.
+
+    The one rule for layered settings (a config file over the defaults, the
+    command line over the file, a profile override over its parent).
+    """
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        out[key] = (
+            deep_merge(old, value)
+            if isinstance(value, Mapping) and isinstance(old, Mapping)
+            else value
+        )
+    return out

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agentbus.core import registry
 from agentbus.core.environment import DEFAULT_RUN_TASKS, TaskSource
 from agentbus.errors import UserError
-from agentbus.inputs import CONFIG_LIMIT_MB, MIB, read_text
+from agentbus.inputs import CONFIG_LIMIT_MB, MIB, deep_merge, read_text
 from agentbus.llm.config import LLMConfig
 from agentbus.machine import machine_cpus
 from agentbus.sim.config import SimConfig
@@ -243,13 +243,7 @@ def load_toml(path: Path) -> dict[str, Any]:
 
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     """Deep-merge ``override`` into a copy of ``base`` (tables merge, values replace)."""
-    out = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge(out[key], value)
-        else:
-            out[key] = value
-    return out
+    return deep_merge(base, override)
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")

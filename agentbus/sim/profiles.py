@@ -41,6 +41,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentbus.errors import UserError
+from agentbus.inputs import deep_merge
 
 SKILL_ROLES: tuple[str, ...] = ("planning", "reasoning", "action", "reflection", "other")
 
@@ -151,17 +152,6 @@ def _builtin_fields() -> dict[str, dict[str, Any]]:
     return out
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep-merge ``over`` onto ``base`` (dicts merge, anything else replaces)."""
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
 class ProfileSet:
     """The profiles a simulator knows: the built-ins plus config overrides."""
 
@@ -181,7 +171,7 @@ class ProfileSet:
                     f"known: {', '.join(sorted(fields))}"
                 )
             start = fields[parent] if parent is not None else fields.get(name, fields["weak"])
-            fields[name] = _merge(start, over)
+            fields[name] = deep_merge(start, over)
         self._profiles: dict[str, Profile] = {}
         for name, data in fields.items():
             try:
