@@ -34,7 +34,7 @@ TOTAL = LIMIT * 2**SLOTS
 BASE = [sys.executable, "-m", "agentbus.run", "--env", "math", "--limit", str(LIMIT)]
 QUIET = ["--progress", "off"]
 FAST = ["--sim-speed", "0"]  # no simulated latency
-SLOW = ["--concurrency", "8", "--sim-speed", "10"]  # latency on: the kill lands mid-run
+SLOW = ["--concurrency", "8", "--sim-speed", "30"]  # latency on: the kill lands mid-run
 
 
 @cache
@@ -187,8 +187,8 @@ async def test_ctrl_c_then_resume_gives_the_uninterrupted_table(
     before = {e["episode_id"] for e in events(run) if e["type"] == "episode.ended" and counts(e)}
     assert 0 < len(before) < TOTAL
     offset = len(events(run))
-    result = await run_to_end(
-        [sys.executable, "-m", "agentbus.run", "--resume", str(run), "--progress", "off"], 240
-    )
+    # resumed without the simulated latency the interruption needed (not a result key)
+    resume = [sys.executable, "-m", "agentbus.run", "--resume", str(run), *QUIET, *FAST]
+    result = await run_to_end(resume, 240)
     assert f"{len(before)} resumed from the log" in result.stdout.decode()
     check_resumed(run, reference, before, offset)
