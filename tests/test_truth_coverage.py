@@ -36,12 +36,13 @@ ways:
     probability 0.2%; one that covers 90% fails it with probability 17%
     (that is the power; the exactness check and the pool studies are what
     catch a miscalibrated method).
-  - adaptive runs, 80 runs = 160 checks: coverage >= 0.89 (143 of 160) and
-    <= 0.99. A 95% method fails the lower bar with probability 0.1%, a 90%
-    method with probability 34%; the upper bar fails a 95% method with
-    probability 0.3% (it catches intervals that claim near certainty).
-  Measured (these seeds): fixed final 0.938, mid-run 0.963; adaptive 0.938
-  (planning 0.950, action 0.925); every run exact.
+  - adaptive runs, 50 runs = 100 checks: coverage >= 0.88 (88 of 100) and
+    <= 0.99. A 95% method fails the lower bar with probability 0.15%, a 90%
+    method with probability 20%; the upper bar fails a 95% method with
+    probability 0.6% (it catches intervals that claim near certainty).
+    (80 runs until 2026-11-27; cut to 50 to keep the suite under 15 minutes.)
+  Measured (these seeds): fixed final 0.938, mid-run 0.963; adaptive 0.960
+  (planning 0.96, action 0.96; 0.938 over the 80-run version); every run exact.
   The earlier version of this file ran 120 fixed and 250 adaptive runs for a
   two-sided 93-97% bar (6 min 23 s alone; unfinished after 11 min 30 s
   under the load average of about 6 in which this version took 4 min 4 s,
@@ -52,8 +53,9 @@ How the adaptive runs stop, from the rule and what was measured: no run
 stops before 20 tasks (80 episodes; the rule) nor after the pool's 30; with
 every slot's per-task spread what it is on math, 225 of 250 runs (90%)
 stopped on the target in the earlier version, median 104 episodes (26
-tasks); here 72 of 80, median 108. Bars with a margin: at least 75% stop on
-the target (a 90% rate fails that with probability 3e-5 over 80 runs),
+tasks); 72 of 80 with median 108 in the 80-run version, 41 of 50 with median
+100 here. Bars with a margin: at least 75% stop on the target (a 90% rate
+fails that with probability 0.1% over 50 runs),
 median under 116 episodes (29 tasks). The exact replay
 above is the strict check of the stop itself.
 
@@ -91,7 +93,7 @@ SLOTS = ["planning", "action"]
 MODEL = "sim:strong"
 REPS = 40
 TASKS = 20
-ADAPTIVE_REPS = 80
+ADAPTIVE_REPS = 50
 #: the truth table's block: math's generator cycles knowledge points, then levels, so
 #: a 60-task pool holds levels 1-5 while the table's blocks hold levels 1-3
 ADAPTIVE_POOL = 30
@@ -99,7 +101,7 @@ ADAPTIVE_TARGET = 0.16
 FIRST_SEED = 500_000  # far from the seeds the reference table was made with
 #: coverage bars and their error rates: see the module docstring
 FIXED_BAR = 0.875
-ADAPTIVE_BAR = (0.89, 0.99)
+ADAPTIVE_BAR = (0.88, 0.99)
 ON_TARGET_BAR = 0.75
 MEDIAN_EPISODES_BAR = 116
 
