@@ -3,9 +3,9 @@
 The run is the default 16-coalition math evaluation (125 tasks, two steps
 each) as a user runs it, against the in-process simulator acting as a
 provider with a limit of 3,000 requests per minute, its minute compressed to
-30 s (``time_scale = 2``): the ~5,500 calls the run sends are far more than one
+15 s (``time_scale = 4``): the ~5,500 calls the run sends are far more than one
 minute's 3,000, so requests wait for the limit (asserted below); measured on an
-idle machine, 23 s wall for 14 s of CPU (at ``time_scale = 1``, 47 s). Episodes
+idle machine, 12 s wall for 14 s of CPU (``time_scale = 2``: 23 s; 1: 47 s). Episodes
 in flight follow the endpoints' capacity (the default), every episode finishes
 within its timeout and is counted.
 The timeout is 30 s rather than seconds: on a loaded two-core machine the
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 def test_2000_episodes_rate_limited_none_timed_out(tmp_path: Path) -> None:
     config = tmp_path / "limits.toml"
     config.write_text(
-        "episode_timeout_s = 30.0\n[sim.limits]\nrpm = 3000\ntpm = 100000000\ntime_scale = 2\n"
+        "episode_timeout_s = 30.0\n[sim.limits]\nrpm = 3000\ntpm = 100000000\ntime_scale = 4\n"
     )
     run_dir = tmp_path / "run"
     done = subprocess.run(
