@@ -5,12 +5,14 @@ message type with :func:`on`. The episode gives every actor a context (its bus,
 its LLM handle, its slot name and the episode's metadata) before starting it.
 An actor handles one message at a time, in the order they were published to it.
 A handler that returns a message answers a ``request``; for a plain publish
-the return value is published on the bus (a convenient way to chain stages).
+the return value is published on the bus (a convenient way to chain stages),
+and a returned list publishes each of its messages in order. Any other return
+value ends the episode with an ``actor`` error naming the handler.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -19,7 +21,7 @@ from agentbus.core.messages import Message
 from agentbus.llm.types import LLM
 
 M = TypeVar("M", bound=Message)
-Handler = Callable[[Any, Any], Awaitable[Message | None]]
+Handler = Callable[[Any, Any], Awaitable[Message | Sequence[Message] | None]]
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 _HANDLES_ATTR = "__agentbus_handles__"
@@ -129,3 +131,28 @@ class Actor:
 
     async def on_stop(self) -> None:
         """Called once when the episode ends, even after a failure."""
+
+
+def wiring_problem(bus: Bus, actors: Sequence[Actor]) -> str | None:
+    """Report actors that can never run and messages nobody would receive.
+
+    ``actors[0]`` is the environment's actor, which may publish to nobody.
+    """
+    for actor in actors[1:]:
+        if not actor.handled_types():
+            return f"wiring: actor {actor.name!r} subscribes to no message type"
+        for t in actor.publishes:
+            if not bus.handles(t):
+                return (
+                    f"wiring: actor {actor.name!r} publishes {t.__name__} "
+                    "but no actor in this episode handles it"
+                )
+    return None
+
+
+def bad_return(cls: type[Actor], method: str, value: object, holding: str) -> str:
+    """Why a handler's return value cannot be published (a request takes one reply)."""
+    return (
+        f"{cls.__name__}.{method} returned {holding}{type(value).__name__}; a handler returns "
+        "None, a Message or (not for a request) a list of Messages"
+    )

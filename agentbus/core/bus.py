@@ -10,11 +10,10 @@ down (backpressure) instead of growing a queue without bound.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
-
-import anyio
 
 from agentbus.core.mailbox import Mailbox
 from agentbus.core.messages import Message
@@ -34,7 +33,7 @@ class Pending(Generic[T]):
     __slots__ = ("done", "error", "value")
 
     def __init__(self) -> None:
-        self.done = anyio.Event()
+        self.done = asyncio.Event()
         self.value: T | None = None
         self.error: BaseException | None = None
 
@@ -190,13 +189,14 @@ class Bus:
         if self._trace is not None:
             self._trace(stamped)
         pending: Pending[Message] = Pending()
-        with anyio.move_on_after(timeout) as scope:
-            await route[0].deliver(Envelope(stamped, pending))
-            await pending.done.wait()
-        if scope.cancelled_caught:
+        try:
+            async with asyncio.timeout(timeout):
+                await route[0].deliver(Envelope(stamped, pending))
+                await pending.done.wait()
+        except TimeoutError:
             raise RequestTimeout(
                 f"no reply to {type(msg).__name__} from {route[0].name!r} within {timeout:g}s"
-            )
+            ) from None
         if pending.error is not None:
             raise pending.error
         return pending.value

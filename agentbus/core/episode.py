@@ -3,9 +3,18 @@
 The episode owns everything it creates (bus, actors, mailboxes, tasks); when
 it returns its :class:`~agentbus.core.outcome.Outcome`, all of it is gone. It ends
 when the environment says the task is over, when the step limit is reached,
-when its wall-clock timeout passes, when a handler raises, or when nothing can
-happen any more (every mailbox empty and every actor idle: a stall). Each way
-of ending gives a distinct, readable reason in the outcome.
+when its wall-clock timeout passes, when nothing can happen any more (every
+mailbox empty and every actor idle: a stall), or when something raises: an
+actor's ``on_start``, the environment's ``reset``, a handler, ``score``.
+
+Every exception of an episode goes through one rule, :meth:`Episode._fail`:
+an :class:`InfraError` becomes an ``infra`` ending (not counted, retried), a
+:class:`ContextOverflow` the agent's own ``context_overflow`` (counted), any
+other error an ``actor`` ending that names who failed doing what (not
+counted, reported). So one failing episode never ends a run: ``run`` returns
+an outcome for every ending but a cancellation from outside, which it lets
+through after cleaning up. ``on_stop`` and ``close`` always run, shielded;
+their failures are logged with the episode id and counted in the details.
 """
 
 from __future__ import annotations
@@ -16,13 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-import anyio.abc
+import structlog
 
 from agentbus.calltrace import CallTrace
-from agentbus.core.actor import Actor, ActorContext
+from agentbus.core.actor import Actor, ActorContext, bad_return, wiring_problem
+from agentbus.core.aio import MovableDeadline, shielded
 from agentbus.core.bus import Bus, Envelope, Inbox, describe
-from agentbus.core.environment import Environment, Task
+from agentbus.core.environment import Environment, Score, Task
 from agentbus.core.environment_actor import EnvironmentActor
 from agentbus.core.mailbox import MailboxClosed
 from agentbus.core.messages import Message, TaskStarted
@@ -35,6 +44,10 @@ from agentbus.refusals import PromptCopies, count_refusal
 
 ENV_ACTOR = "environment"
 EPISODE_SENDER = "episode"
+#: how long ``score`` may take before the episode ends as a timeout
+SCORE_TIMEOUT_S = 60.0
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass
@@ -70,7 +83,7 @@ class Episode:
 
     def __init__(self, spec: EpisodeSpec) -> None:
         self.spec = spec
-        self._ended = anyio.Event()
+        self._ended = asyncio.Event()
         self._reason = "done"
         self._error: str | None = None
         self._kind: ErrorKind | None = None
@@ -88,6 +101,27 @@ class Episode:
         self._kind = kind
         self._error = error if error is not None else (reason if kind else None)
         self._ended.set()
+
+    def _fail(self, exc: BaseException, who: str, doing: str, *, replace: bool = False) -> None:
+        """The one rule that turns an exception into the episode's ending.
+
+        ``who`` failed ``doing`` something (``"actor 'critic'"``, ``"handling
+        Feedback"``). An exception group (from a task group) is read as its
+        first error. The first ending wins, as for every other way of ending,
+        unless ``replace``: a failure to score replaces the ending it scored.
+        """
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        if replace:
+            self._ended.clear()
+        if isinstance(exc, ContextOverflow):
+            self._end(
+                f"context overflow in {who.removeprefix('actor ')}: {exc}", "context_overflow"
+            )
+        elif isinstance(exc, InfraError):
+            self._end(f"infrastructure: {exc}", "infra")
+        else:
+            self._end(f"{who} failed {doing}: {type(exc).__name__}: {exc}", "actor")
 
     async def run(self) -> Outcome:
         spec = self.spec
@@ -127,7 +161,7 @@ class Episode:
             sub.wake = self._wake
             self._subs.append(sub)
             self._actors[sub] = actor
-        problem = self._wiring_problem(bus, actors)
+        problem = wiring_problem(bus, actors)
         if problem is not None:
             self._end(problem, "config")
         score_details: dict[str, Any] = {}
@@ -137,41 +171,26 @@ class Episode:
             if not self._ended.is_set():
                 await self._drive(bus, env, actors, spec.task, max_steps, clock)
             if kind_counts(self._kind):
-                with anyio.fail_after(60):
-                    score = await env.score()
-                reward, success, score_details = score.reward, score.success, score.details
-                if score.ending is not None and kind_counts(score.ending):
-                    self._kind = score.ending  # the agent's own failure: counted, named apart
-                    self._reason = score.reason or score.ending
-        except ContextOverflow as exc:  # raised outside a handler (reset, score)
-            self._end(f"context overflow: {exc}", "context_overflow")
-        except InfraError as exc:
-            self._end(f"infrastructure: {exc}", "infra", f"infrastructure: {exc}")
-            self._reason, self._kind = f"infrastructure: {exc}", "infra"
-        except TimeoutError:
-            self._reason, self._kind = "timeout: scoring took longer than 60s", "timeout"
-            self._error = self._reason
+                score = await self._score(env)
+                if score is not None:
+                    reward, success, score_details = score.reward, score.success, score.details
+                    if score.ending is not None and kind_counts(score.ending):
+                        self._kind = score.ending  # the agent's own failure: counted, named apart
+                        self._reason = score.reason or score.ending
         finally:
             stop_clock(clock_token)
             bus.close()
-            with anyio.CancelScope(shield=True):
-                for actor in actors:
-                    try:
-                        await actor.on_stop()
-                    except Exception:
-                        pass
-                try:
-                    await env.close()
-                except Exception:
-                    pass
-        # drop the episode <-> subscriber links so the episode is freed by
-        # reference counting the moment it returns, not by the cyclic collector
-        for sub in self._subs:
-            sub.wake = None
-        self._subs.clear()
-        self._actors.clear()
-        self._consumers.clear()
-        self._tg = None
+            cleanup_errors = await shielded(self._cleanup(actors, env))
+            # drop the episode <-> subscriber links so the episode is freed by
+            # reference counting the moment it returns, not by the cyclic collector
+            for sub in self._subs:
+                sub.wake = None
+            self._subs.clear()
+            self._actors.clear()
+            self._consumers.clear()
+            self._tg = None
+        if cleanup_errors:
+            score_details = {**score_details, "cleanup_errors": cleanup_errors}
         if bus.unhandled:
             score_details = {**score_details, "unhandled_messages": dict(bus.unhandled)}
         counts = kind_counts(self._kind)
@@ -193,19 +212,41 @@ class Episode:
             trace=trace,
         )
 
-    @staticmethod
-    def _wiring_problem(bus: Bus, actors: Sequence[Actor]) -> str | None:
-        """Report actors that can never run and messages nobody would receive."""
-        for actor in actors[1:]:
-            if not actor.handled_types():
-                return f"wiring: actor {actor.name!r} subscribes to no message type"
-            for t in actor.publishes:
-                if not bus.handles(t):
-                    return (
-                        f"wiring: actor {actor.name!r} publishes {t.__name__} "
-                        "but no actor in this episode handles it"
-                    )
+    async def _score(self, env: Environment) -> Score | None:
+        """Score the environment as it stands, or end the episode with why it could not be."""
+        try:
+            async with asyncio.timeout(SCORE_TIMEOUT_S) as limit:
+                return await env.score()
+        except TimeoutError as exc:
+            if limit.expired():
+                self._reason = f"timeout: scoring took longer than {SCORE_TIMEOUT_S:g}s"
+                self._kind, self._error = "timeout", self._reason
+            else:
+                self._fail(exc, f"environment {env.name!r}", "scoring", replace=True)
+        except Exception as exc:
+            self._fail(exc, f"environment {env.name!r}", "scoring", replace=True)
         return None
+
+    async def _cleanup(self, actors: Sequence[Actor], env: Environment) -> int:
+        """Run every ``on_stop`` and the environment's ``close``; log what fails, with the episode.
+
+        A failure here does not change the outcome (the task was decided
+        before), but it may leave a sandbox or a file behind, so it is logged
+        with the episode id and counted in the outcome's details.
+        """
+        problems: list[str] = []
+        for actor in actors:
+            try:
+                await actor.on_stop()
+            except Exception as exc:
+                problems.append(f"actor {actor.name!r} on_stop: {type(exc).__name__}: {exc}")
+        try:
+            await env.close()
+        except Exception as exc:
+            problems.append(f"environment {env.name!r} close: {type(exc).__name__}: {exc}")
+        for problem in problems:
+            log.warning("episode cleanup failed", episode_id=self.spec.episode_id, problem=problem)
+        return len(problems)
 
     async def _drive(
         self,
@@ -216,21 +257,60 @@ class Episode:
         max_steps: int,
         clock: QueueClock,
     ) -> None:
+        """Start the actors, reset the environment and let the conversation run to its end.
+
+        Everything here runs under the episode's own deadline; every error
+        becomes the ending through :meth:`_fail`, so only a cancellation from
+        outside leaves this method by an exception.
+        """
         timeout = self.spec.timeout_s
-        with anyio.CancelScope() as scope:
-            if timeout is not None:
-                # the deadline moves out by the time spent waiting for a model slot
-                clock.bind(scope, anyio.current_time() + timeout)
-            # The consumers live in a stdlib TaskGroup: structured like anyio's
-            # (an outer cancel scope cancels them all), at a third of the cost per
-            # task start, which an episode pays once per actor.
+        limit: asyncio.Timeout | None = None
+        try:
+            async with asyncio.timeout(None) as limit:
+                if timeout is not None:
+                    # the deadline moves out by the time spent waiting for a model slot
+                    loop_now = asyncio.get_running_loop().time()
+                    clock.bind(MovableDeadline(limit), loop_now + timeout)
+                await self._converse(bus, env, actors, task, max_steps)
+        except TimeoutError as exc:
+            if limit is None or not limit.expired():
+                self._fail(exc, f"environment {env.name!r}", "in reset")
+            elif not self._ended.is_set():
+                queued = (
+                    f" (not counting {clock.waited_s:.0f}s it queued for a model or sandbox slot)"
+                    if clock.waited_s >= 1
+                    else ""
+                )
+                self._end(
+                    f"timeout: episode exceeded {timeout:g}s of its own time{queued}; "
+                    "allow more with --episode-timeout",
+                    "timeout",
+                )
+
+    async def _converse(
+        self, bus: Bus, env: Environment, actors: Sequence[Actor], task: Task, max_steps: int
+    ) -> None:
+        for actor in actors:
+            try:
+                await actor.on_start()
+            except Exception as exc:
+                self._fail(exc, f"actor {actor.name!r}", "starting")
+                return
+        try:
+            observation = await env.reset(task)
+            guide = env.guide(task)
+        except TimeoutError:
+            raise  # the deadline's, or reset's own: told apart by the caller
+        except Exception as exc:
+            self._fail(exc, f"environment {env.name!r}", "in reset")
+            return
+        self._copies.learn(guide, (task.instruction, observation.text))
+        try:
+            # The consumers live in a stdlib TaskGroup: an exception or a
+            # cancellation of the episode cancels them all, at a third of the
+            # cost per task start of anyio's, which an episode pays per actor.
             async with asyncio.TaskGroup() as tg:
-                for actor in actors:
-                    await actor.on_start()
                 self._tg = tg
-                observation = await env.reset(task)
-                guide = env.guide(task)
-                self._copies.learn(guide, (task.instruction, observation.text))
                 await bus.publish(
                     TaskStarted(
                         task_id=task.id,
@@ -247,17 +327,8 @@ class Episode:
                 self._check_stall()
                 await self._ended.wait()
                 self._stop_consumers()
-        if scope.cancelled_caught and not self._ended.is_set():
-            queued = (
-                f" (not counting {clock.waited_s:.0f}s it queued for a model or sandbox slot)"
-                if clock.waited_s >= 1
-                else ""
-            )
-            self._end(
-                f"timeout: episode exceeded {timeout:g}s of its own time{queued}; "
-                "allow more with --episode-timeout",
-                "timeout",
-            )
+        except Exception as exc:  # the handlers catch their own: this is the bus itself
+            self._fail(exc, "the episode", "delivering")
 
     def _stop_consumers(self) -> None:
         """End every consumer: a parked one by closing its mailbox, a busy one by cancelling.
@@ -341,35 +412,28 @@ class Episode:
             if method is None:  # subscribed through a base type without a handler
                 return
             result = await getattr(actor, method)(msg)
-            if envelope.reply is not None:
-                envelope.reply.set(
-                    bus_stamp(actor, result) if isinstance(result, Message) else None
-                )
+            if result is None:
+                if envelope.reply is not None:
+                    envelope.reply.set(None)
             elif isinstance(result, Message):
-                await actor.publish(result)
-        except ContextOverflow as exc:
-            if envelope.reply is not None:
-                envelope.reply.fail(exc)
-            self._end(f"context overflow in {actor.name!r}: {exc}", "context_overflow")
-        except InfraError as exc:
-            if envelope.reply is not None:
-                envelope.reply.fail(exc)
-            self._end(f"infrastructure: {exc}", "infra")
+                if envelope.reply is not None:
+                    envelope.reply.set(bus_stamp(actor, result))
+                else:
+                    await actor.publish(result)
+            elif isinstance(result, list | tuple) and envelope.reply is None:
+                for item in result:
+                    if not isinstance(item, Message):
+                        raise TypeError(bad_return(cls, method, item, "a list holding "))
+                for item in result:
+                    await actor.publish(item)
+            else:
+                raise TypeError(bad_return(cls, method, result, ""))
         except Exception as exc:
             if envelope.reply is not None:
                 envelope.reply.fail(exc)
-            self._end(
-                f"actor {actor.name!r} failed handling {type(msg).__name__}: "
-                f"{type(exc).__name__}: {exc}",
-                "actor",
-            )
+            self._fail(exc, f"actor {actor.name!r}", f"handling {type(msg).__name__}")
 
 
 def bus_stamp(actor: Actor, msg: Message) -> Message:
     """Stamp a request's reply as sent by ``actor``."""
     return actor.ctx.bus.stamp(msg, actor.name)
-
-
-# MeteredLLM, Usage and EnvironmentActor live in their own modules now and stay
-# importable from here
-__all__ = ["ActorSpec", "EnvironmentActor", "Episode", "EpisodeSpec", "MeteredLLM", "Usage"]

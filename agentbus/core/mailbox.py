@@ -8,9 +8,10 @@ while their model calls are in flight; a queue with its deques and events costs
 ~2 KB, this one ~200 bytes. It suspends only when it must: ``put`` on a full
 box waits for room (backpressure), ``get`` on an empty box waits for an item.
 
-Waiting uses a future of the running event loop. agentbus runs on anyio's
-asyncio backend (aiohttp and the model SDKs need asyncio), and anyio cancels
-a task waiting on such a future like any other await.
+Waiting uses a future of the running event loop: the kernel runs on asyncio
+(``docs/design-notes.md``), and a cancelled waiter behaves as in
+``asyncio.Queue``: a sender woken for a free place and cancelled before it
+took it hands the wake-up on to the next waiting sender.
 """
 
 from __future__ import annotations
@@ -65,14 +66,20 @@ class Mailbox(Generic[T]):
             if self._closed:
                 raise MailboxClosed
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            if self._putters is None:
-                self._putters = []
-            self._putters.append(fut)
+            putters = self._putters
+            if putters is None:
+                putters = self._putters = []
+            putters.append(fut)
             try:
                 await fut
-            finally:
-                if fut in self._putters:
-                    self._putters.remove(fut)
+            except BaseException:
+                if fut in putters:  # cancelled while waiting: just leave the line
+                    putters.remove(fut)
+                elif not fut.cancelled() and len(self._items) < self._maxsize:
+                    # woken for a free place but cancelled before taking it: hand the
+                    # wake-up on, or the next sender sleeps although there is room
+                    self._wake_putter()
+                raise
         if self._closed:
             raise MailboxClosed
         self._items.append(item)
@@ -105,8 +112,17 @@ class Mailbox(Generic[T]):
         """
         item = self._items.pop(0)
         if self._putters:
-            _wake(self._putters[0])
+            self._wake_putter()
         return item
+
+    def _wake_putter(self) -> None:
+        """Wake the first waiting sender, taking it out of the line (as ``asyncio.Queue`` does)."""
+        putters = self._putters
+        while putters:
+            fut = putters.pop(0)
+            if not fut.done():
+                fut.set_result(None)
+                return
 
     def close(self) -> None:
         """Wake every waiter; later ``put`` calls fail, ``get`` drains then fails."""
@@ -115,3 +131,4 @@ class Mailbox(Generic[T]):
         self._getter = None
         for fut in self._putters or ():
             _wake(fut)
+        self._putters = None

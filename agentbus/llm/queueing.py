@@ -21,8 +21,17 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
+from typing import Protocol
 
-import anyio
+
+class Deadline(Protocol):
+    """What the clock moves: a deadline in the event loop's time (``math.inf`` = none).
+
+    An anyio cancel scope is one (the gateway's); the episode's is
+    :class:`agentbus.core.aio.MovableDeadline` over an ``asyncio.timeout``.
+    """
+
+    deadline: float
 
 
 class QueueClock:
@@ -40,10 +49,10 @@ class QueueClock:
         self.waited_s = 0.0
         self._waiting = 0
         self._since = 0.0
-        self._scope: anyio.CancelScope | None = None
+        self._scope: Deadline | None = None
         self._base = math.inf
 
-    def bind(self, scope: anyio.CancelScope, deadline: float) -> None:
+    def bind(self, scope: Deadline, deadline: float) -> None:
         """Drive ``scope``'s deadline: ``deadline`` (anyio's clock) plus the time waited."""
         self._scope = scope
         self._base = deadline
