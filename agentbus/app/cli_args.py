@@ -135,6 +135,8 @@ def parser() -> OneLineParser:
     )
     a("--agent-cmd", metavar="CMD", help="your agent as a command, run once per episode")
     a("--agent-url", metavar="URL", help="your agent as an HTTP service")
+    a("--inspect", metavar="FILE@TASK", help="an Inspect AI task, roles as slots (docs/inspect.md)")
+    a("--inspect-log", type=Path, metavar="DIR", help="each coalition's samples as an .eval log")
     a(
         "--scorer",
         help="how your agent's answer is scored: exact, contains, numeric, regex or MODULE:FUNC",
@@ -261,6 +263,8 @@ FLAT_KEYS = (
     "agent",
     "agent_cmd",
     "agent_url",
+    "inspect",
+    "inspect_log",
     "scorer",
     "unmapped",
     "agent_timeout_s",

@@ -42,6 +42,7 @@ RESULT_KEYS: tuple[str, ...] = (
     "agent",
     "agent_cmd",
     "agent_url",
+    "inspect",
     "scorer",
     "unmapped",
     "modules",
@@ -103,6 +104,10 @@ class RunConfig(BaseModel):
     agent_cmd: str | None = None
     #: HTTP agent service: POST task + credentials, result JSON back
     agent_url: str | None = None
+    #: an Inspect AI task, FILE.py@NAME: its samples, solver and scorer (docs/inspect.md)
+    inspect: str | None = None
+    #: write each coalition's samples of an Inspect task as an Inspect log (.eval) here
+    inspect_log: Path | None = None
     #: exact, contains, numeric, regex or MODULE:FUNC (default exact)
     scorer: str | None = None
     #: model spec for modules that are no slot (None: refuse their calls)

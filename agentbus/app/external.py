@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentbus.app import inspect_run
 from agentbus.core import registry
 from agentbus.core.environment import EnvSetup
 from agentbus.core.episode import ActorSpec
@@ -49,7 +50,12 @@ registry.register("environments", ENV, ExternalEnvironment)
 
 def is_external(config: RunConfig) -> bool:
     """Whether the run's agent is the user's own (callable, command or service)."""
-    return ":" in config.agent or config.agent_cmd is not None or config.agent_url is not None
+    return (
+        ":" in config.agent
+        or config.agent_cmd is not None
+        or config.agent_url is not None
+        or config.inspect is not None
+    )
 
 
 def check(config: RunConfig) -> None:
@@ -60,6 +66,7 @@ def check(config: RunConfig) -> None:
             ("--agent MODULE:FUNC", ":" in config.agent),
             ("--agent-cmd", config.agent_cmd is not None),
             ("--agent-url", config.agent_url is not None),
+            ("--inspect", config.inspect is not None),
         )
         if on
     ]
@@ -92,6 +99,8 @@ def check(config: RunConfig) -> None:
                 f"--vary {slot}=...: your agent's modules are its own code, so a side can be "
                 "off, on or @MODEL, not an agentbus module"
             )
+    if config.inspect is not None:
+        inspect_run.check(config)
     if config.scorer is not None:
         load_scorer(config.scorer)
 
@@ -106,6 +115,8 @@ def agent_of(config: RunConfig) -> Agent:
 
 def load_tasks(config: RunConfig) -> EnvSetup:
     """The tasks (JSONL file, or a built-in environment's) and the scoring environment."""
+    if config.inspect is not None:
+        return inspect_run.load_tasks(config)
     scorer = load_scorer(config.scorer) if config.scorer is not None else None
     factory = functools.partial(ExternalEnvironment, scorer)
     source = config.task_source()
@@ -145,6 +156,8 @@ def notes(config: RunConfig) -> list[str]:
 
 def make_runner(config: RunConfig, cwd: Path | None = None) -> AgentRunner:
     limit = config.agent_timeout_s
+    if config.inspect is not None:
+        return inspect_run.make_runner(config)
     if config.agent_cmd is not None:
         isolation = isolation_of(config)
         isolation.check()

@@ -1,0 +1,82 @@
+"""Composing a run of an Inspect AI task (``--inspect path/task.py@name``).
+
+The kernel's :mod:`agentbus.gateway.inspect_task` loads the task and runs a
+sample per episode; this layer checks the run config against the task (one
+line for each thing that cannot run), hands the samples to the external
+agent's environment with Inspect's scorer as the run's scorer, and builds the
+runner. Everything else (gateway, plan, router, store, attribution) is the
+path every gateway agent takes (:mod:`agentbus.app.external`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from agentbus.core.environment import EnvSetup
+from agentbus.errors import UserError
+from agentbus.gateway import inspect_task
+from agentbus.gateway.environment import ExternalEnvironment
+from agentbus.gateway.tasks import ENV
+
+if TYPE_CHECKING:
+    from agentbus.app.config import RunConfig
+
+
+@functools.lru_cache(maxsize=4)
+def loaded(spec: str) -> inspect_task.LoadedTask:
+    """The task of ``spec``, loaded once per process (the check, the tasks, the runner)."""
+    return inspect_task.load(spec)
+
+
+def check(config: RunConfig) -> None:
+    """Refuse what an Inspect run cannot do, each in one line."""
+    assert config.inspect is not None
+    inspect_task.require_inspect()
+    if config.scorer is not None:
+        raise UserError("--scorer: an Inspect task is scored by its own scorer; drop --scorer")
+    if config.env != ENV:
+        raise UserError("--env: an Inspect task brings its own samples; drop --env")
+    if config.dataset is not None:
+        raise UserError("--dataset: an Inspect task brings its own samples; drop --dataset")
+    task = loaded(config.inspect)
+    problems = inspect_task.refusals(task, config.repeats)
+    if problems:
+        raise UserError(problems[0])
+
+
+def inspect_verdict(result: Mapping[str, Any], task: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's scorer: the reward Inspect's scorer gave the sample (computed in agentbus)."""
+    scored = result.get("inspect") or {}
+    return {"reward": float(scored.get("reward", 0.0)), "success": bool(scored.get("success"))}
+
+
+def load_tasks(config: RunConfig) -> EnvSetup:
+    """The samples as tasks, scored by Inspect's scorer (``--limit`` takes the first N)."""
+    assert config.inspect is not None
+    tasks = inspect_task.tasks_of(loaded(config.inspect))
+    if config.limit is not None:
+        tasks = tasks[: config.limit]
+    return EnvSetup(tasks, functools.partial(ExternalEnvironment, inspect_verdict))
+
+
+def make_runner(config: RunConfig) -> inspect_task.InspectAgent:
+    assert config.inspect is not None
+    return inspect_task.InspectAgent(
+        loaded(config.inspect),
+        slots=tuple(config.slots or ()),
+        time_limit_s=config.agent_timeout_s,
+        keep_sample=config.inspect_log is not None,
+    )
+
+
+def describe(config: RunConfig) -> str | None:
+    """``inspect task NAME (version V, FILE)`` for the results table, or None."""
+    if config.inspect is None:
+        return None
+    task = loaded(config.inspect)
+    return f"Inspect task {task.name} (version {task.version}, {config.inspect})"
+
+
+__all__ = ["check", "describe", "inspect_verdict", "load_tasks", "loaded", "make_runner"]
