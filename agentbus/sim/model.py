@@ -77,6 +77,7 @@ from agentbus.sim.expert import (
     skill_role,
 )
 from agentbus.sim.gateway_model import gateway_answer, hint_of
+from agentbus.sim.mistakes import injected
 from agentbus.sim.profiles import Profile, ProfileSet, RoleSkill
 
 _ROLE_RE = re.compile(r"\b(" + "|".join((*ROLES, *ROLE_SKILLS)) + r") module\b", re.IGNORECASE)
@@ -193,7 +194,7 @@ class SimModel:
         self, model: str, messages: Sequence[ChatMessage], params: SamplingParams
     ) -> SimAnswer:
         """Answer one chat request (see the module docstring for the steps)."""
-        profile = self.profile(model)
+        profile = injected(self.profile(model), messages)
         hint = hint_of(params)
         if hint is not None:  # a gateway agent's call (agentbus.sim.gateway_model)
             return gateway_answer(self.tasks, self.coupled, profile, hint, messages, params)

@@ -82,6 +82,8 @@ class Profile(BaseModel):
     action: RoleSkill = RoleSkill()
     reflection: RoleSkill = RoleSkill()
     other: RoleSkill = RoleSkill()
+    #: prompts this model answers wrong (agentbus.sim.mistakes): faults with a known place
+    mistakes: tuple[str, ...] = ()
 
     def skill(self, role: str) -> RoleSkill:
         """The skill for ``role``; anything unknown falls back to ``other``."""
