@@ -22,14 +22,18 @@ docs/plugins.md shows the smallest complete example of each. The engine room
 too, for embedding the runtime in a program.
 """
 
-import importlib as _importlib
-from typing import TYPE_CHECKING
+from agentbus.safepath import drop_start_dir as _drop_start_dir
 
-import structlog as _structlog
+_drop_start_dir()  # before anything else is imported: `python -m` put the cwd first
 
-from agentbus import logs as _logs
-from agentbus.core import old_paths as _old_paths
-from agentbus.core import registry
+import importlib as _importlib  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
+
+import structlog as _structlog  # noqa: E402
+
+from agentbus import logs as _logs  # noqa: E402
+from agentbus.core import old_paths as _old_paths  # noqa: E402
+from agentbus.core import registry  # noqa: E402
 
 if TYPE_CHECKING:
     from agentbus.core.actor import Actor, ActorContext, on
@@ -58,13 +62,18 @@ if TYPE_CHECKING:
     )
     from agentbus.core.outcome import Outcome
     from agentbus.envkit.expert import (
+        STEP_ROLES,
+        CheckedExpert,
         ExpertKit,
+        Moment,
         RoleAnswer,
         SituationMemo,
         answer_by_verdict,
         judged,
     )
+    from agentbus.envkit.history import PastRound, last_action, read_rounds, rounds_so_far
     from agentbus.envkit.prompt import GUIDE_KEYS, action_fence, env_guide, prompt_sections
+    from agentbus.envkit.rounds import RoundsExpert, RoundSituation, Writer, role_answers
     from agentbus.envkit.tasks import TaskIndex, generated_count
     from agentbus.errors import InfraError, UserError
     from agentbus.executors.runtime import Runtime
@@ -102,11 +111,22 @@ _EXPORTS: dict[str, str] = {
     "Score": "agentbus.core.environment",
     "Task": "agentbus.core.environment",
     "TaskSource": "agentbus.core.environment",
+    "CheckedExpert": "agentbus.envkit.expert",
     "ExpertKit": "agentbus.envkit.expert",
     "RoleAnswer": "agentbus.envkit.expert",
     "SituationMemo": "agentbus.envkit.expert",
     "answer_by_verdict": "agentbus.envkit.expert",
     "judged": "agentbus.envkit.expert",
+    "Moment": "agentbus.envkit.expert",
+    "STEP_ROLES": "agentbus.envkit.expert",
+    "PastRound": "agentbus.envkit.history",
+    "last_action": "agentbus.envkit.history",
+    "read_rounds": "agentbus.envkit.history",
+    "rounds_so_far": "agentbus.envkit.history",
+    "RoundsExpert": "agentbus.envkit.rounds",
+    "RoundSituation": "agentbus.envkit.rounds",
+    "Writer": "agentbus.envkit.rounds",
+    "role_answers": "agentbus.envkit.rounds",
     "GUIDE_KEYS": "agentbus.envkit.prompt",
     "action_fence": "agentbus.envkit.prompt",
     "env_guide": "agentbus.envkit.prompt",
@@ -207,6 +227,7 @@ __all__ = [
     "OFF",
     "ROLES",
     "ROLE_SKILLS",
+    "STEP_ROLES",
     "ActionFormat",
     "ActionProposed",
     "Actor",
@@ -215,6 +236,7 @@ __all__ = [
     "BackendContext",
     "Bus",
     "ChatMessage",
+    "CheckedExpert",
     "Completion",
     "EndpointLimits",
     "EnvSetup",
@@ -230,11 +252,15 @@ __all__ = [
     "InfraError",
     "Message",
     "ModelSpec",
+    "Moment",
     "Observation",
     "Outcome",
+    "PastRound",
     "Plan",
     "Reflection",
     "RoleAnswer",
+    "RoundSituation",
+    "RoundsExpert",
     "Runtime",
     "SamplingParams",
     "Score",
@@ -250,18 +276,23 @@ __all__ = [
     "UpstreamError",
     "UserError",
     "Verdict",
+    "Writer",
     "action_fence",
     "answer_by_verdict",
     "env_guide",
     "generated_count",
     "json_loads",
     "judged",
+    "last_action",
     "on",
     "prompt_sections",
     "read_bounded",
+    "read_rounds",
     "read_text",
     "read_tool_calls",
     "registry",
+    "role_answers",
+    "rounds_so_far",
     "skill_role",
     "split_tool_calls",
     "task_spread",

@@ -3,7 +3,7 @@
 The experts share the kit's task index, section reading and situation memo
 (:class:`agentbus.ExpertKit`); the environments that read a task file or
 run a generator share :func:`environments.task_source.loaded_or_generated`;
-the experts that replay rounds share :class:`environments.rounds_expert.RoundsExpert`.
+the experts that replay rounds share :class:`agentbus.RoundsExpert`.
 """
 
 from __future__ import annotations

@@ -252,7 +252,9 @@ def test_atp_proof_guard(text: str) -> None:
 @SETTINGS
 @given(model_text("## Task", "## History", "Round 1", "Action:", "Feedback:", "[", "]", "\n"))
 def test_bracket_prompt_reader(text: str) -> None:
-    from environments.bracket_prompt import last_action, rounds, sections
+    from agentbus import last_action
+    from agentbus import prompt_sections as sections
+    from agentbus import read_rounds as rounds
 
     assert isinstance(sections(text), dict)
     assert isinstance(rounds(text), list)

@@ -15,10 +15,10 @@ import anyio
 import pytest
 
 from agentbus import TaskSource, registry
+from agentbus import prompt_sections as sections
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.core.outcome import Outcome
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
-from environments.bracket_prompt import sections
 from environments.tools.env import ToolsEnvironment
 from environments.tools.expert import ToolsExpert
 from modules.mirror import AGENT, PRESET, REFLECTION_SLOTS, SLOTS

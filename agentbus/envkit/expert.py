@@ -20,7 +20,7 @@ import random
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from agentbus.core.environment import Task
 from agentbus.envkit.prompt import prompt_sections
@@ -33,6 +33,14 @@ S = TypeVar("S")
 #: situations an expert remembers (oldest out first)
 MEMO = 256
 
+#: the roles whose prompt shows upstream messages worth judging
+STEP_ROLES = ("reasoning", "action", "reflection")
+
+#: when a proposal is judged: ``now`` (the current thought, in the current
+#: state), ``last`` (the last round's thought, in the state before that round)
+#: or ``advice`` (the latest reflection, in the state it was written for)
+Moment = Literal["now", "last", "advice"]
+
 
 def judged(
     difficulty: float,
@@ -42,8 +50,10 @@ def judged(
 ) -> Upstream:
     """What the expert tells the simulator about a step: upstream quality and difficulty.
 
-    ``None`` means the prompt does not show that message; ``difficulty`` is in
-    logits taken off every model's chance alike.
+    ``None`` means the prompt does not show that message (or it is not
+    judged). ``difficulty`` is in logits taken off every model's chance
+    alike: positive makes the step harder, negative easier, 0 leaves each
+    model at its profile's skill (``agentbus/sim/model.py``).
     """
     return Upstream(plan=plan, thought=thought, reflection=reflection, difficulty=difficulty)
 
@@ -85,10 +95,11 @@ class ExpertKit(Generic[S]):
     """Base of an expert: task index, situation memo and the per-role answers.
 
     A subclass sets ``env`` (the environment's registered name), implements
-    :meth:`understand` (prompt -> situation), :meth:`assess` (see :func:`judged`)
-    and :meth:`act` (the action role), and lists in ``answers`` how the other
-    roles answer. ``read_sections`` reads the prompt; override it where the
-    environment's prompt is read differently.
+    :meth:`understand` (prompt -> situation), ``assess`` (see :func:`judged`;
+    :class:`CheckedExpert` builds it from three checks) and :meth:`act` (the
+    action role), and lists in ``answers`` how the other roles answer.
+    ``read_sections`` reads the prompt; override it where the environment's
+    prompt is read differently.
     """
 
     env: str = ""
@@ -130,3 +141,64 @@ class ExpertKit(Generic[S]):
             return self.act(sit, verdict, rng)
         how = self.answers.get(query.role)
         return self.idle if how is None else answer_by_verdict(verdict, sit, rng, how)
+
+
+class CheckedExpert(ExpertKit[S]):
+    """An expert whose ``assess`` is built from three checks: the kit's default judging.
+
+    A subclass fills in :meth:`plan_good`, :meth:`proposal_good` (a thought
+    or a reflection, at a :data:`Moment`) and the step's difficulty
+    (``difficulties`` per role, or :meth:`difficulty_of`); a check left out
+    means "not judged" (the simulator then reads nothing into that message).
+    An expert with a rule of its own subclasses :class:`ExpertKit` and writes
+    ``assess`` itself.
+    """
+
+    #: each role's difficulty in logits (positive = harder, see :func:`judged`); others 0
+    difficulties: ClassVar[Mapping[str, float]] = {}
+
+    def difficulty_of(self, query: ExpertQuery) -> float:
+        """How hard this step is for every model alike (default: ``difficulties`` by role)."""
+        return self.difficulties.get(query.role, 0.0)
+
+    def plan_good(self, sit: S, plan: str) -> bool | None:
+        """Whether ``plan`` is a good plan in ``sit`` (None: not judged)."""
+        return None
+
+    def proposal_good(self, sit: S, text: str, moment: Moment) -> bool | None:
+        """Whether the action ``text`` proposes is right at ``moment`` (None: not judged)."""
+        return None
+
+    def sections_of(self, sit: S, query: ExpertQuery) -> Mapping[str, str]:
+        """The prompt's ``## `` sections (a situation that keeps them says so)."""
+        return self.read_sections(query.user)
+
+    def last_thought(self, sit: S) -> str | None:
+        """The last finished round's thought, which a reflection is about (None: no rounds)."""
+        return None
+
+    def assess(self, query: ExpertQuery) -> Upstream:
+        """Judge what the prompt shows, from the checks above.
+
+        The plan when the prompt shows one; for the action role the current
+        thought (``now``); for reflection the last round's thought (``last``);
+        for reasoning the latest reflection (``advice``). Planning is judged
+        by its difficulty alone.
+        """
+        difficulty = self.difficulty_of(query)
+        if query.role not in STEP_ROLES:
+            return judged(difficulty)
+        sit = self.situation(query)
+        parts = self.sections_of(sit, query)
+        plan = self.plan_good(sit, parts["Plan"]) if parts.get("Plan") else None
+        thought: bool | None = None
+        reflection: bool | None = None
+        if query.role == "action" and parts.get("Current thought"):
+            thought = self.proposal_good(sit, parts["Current thought"], "now")
+        if query.role == "reflection":
+            last = self.last_thought(sit)
+            if last:
+                thought = self.proposal_good(sit, last, "last")
+        if query.role == "reasoning" and parts.get("Latest reflection"):
+            reflection = self.proposal_good(sit, parts["Latest reflection"], "advice")
+        return judged(difficulty, plan=plan, thought=thought, reflection=reflection)

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import random
 
-from agentbus import ExpertQuery, Task, Verdict
+from agentbus import ExpertQuery, Moment, RoundsExpert, Task, Verdict, role_answers
 from environments.navigation import writer
 from environments.navigation.prompt import proposed_action
 from environments.navigation.situation import Situation, understand
 from environments.navigation.tasks import ENV
 from environments.navigation.writer import fence, own_mistake, propose
-from environments.rounds_expert import Moment, RoundsExpert, role_answers
 
 #: difficulty in logits per role, the same for every model
 DIFFICULTY: dict[str, float] = {"planning": 0.7, "reasoning": 1.0, "action": -0.8}

@@ -3,13 +3,15 @@
 Replaying the history's rounds tells the expert what the traveller has said.
 
 The parsing is shared with the other ``verb[argument]`` environments
-(:mod:`environments.bracket_prompt`); only the action verbs are this
+(:mod:`agentbus.envkit.history`); only the action verbs are this
 environment's.
 """
 
 from __future__ import annotations
 
-from environments.bracket_prompt import PastRound, last_action, rounds, sections
+from agentbus import PastRound, last_action
+from agentbus import prompt_sections as sections
+from agentbus import read_rounds as rounds
 
 VERBS: tuple[str, ...] = ("propose",)
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentbus import Task
-from environments.bracket_prompt import rounds_so_far
+from agentbus import Task, rounds_so_far
 from environments.navigation.constraints import Constraint
 from environments.navigation.prompt import PastRound, sections
 from environments.navigation.route import evaluate, violations

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
+from agentbus import PastRound
 from agentbus import prompt_sections as sections
-from environments.bracket_prompt import PastRound
 
 _ROUND = re.compile(r"^Round (\d+)$", re.MULTILINE)
 _PARTS = re.compile(r"\AThought: (.*?)\nAction: (.*?)\nFeedback: (.*)\Z", re.DOTALL)

@@ -15,7 +15,16 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
-from agentbus import ChatMessage, ExpertQuery, RoleAnswer, Task, Verdict, task_spread
+from agentbus import (
+    ChatMessage,
+    ExpertQuery,
+    Moment,
+    RoleAnswer,
+    RoundsExpert,
+    Task,
+    Verdict,
+    task_spread,
+)
 from environments.robot.prompt import sections
 from environments.robot.rules import Rules, rules_for
 from environments.robot.situation import Replays, Situation, understand
@@ -32,7 +41,6 @@ from environments.robot.writer import (
     wrong_round,
     wrong_thought,
 )
-from environments.rounds_expert import Moment, RoundsExpert
 from environments.skill import felt
 
 _TASK_ID = re.compile(r"Robot collaboration task (\S+) \(kind:")

@@ -3,7 +3,7 @@
 The user message is a list of ``## `` sections; the history is one block per
 finished round (``Round k`` / ``Thought:`` / ``Action:`` / ``Feedback:``). The
 expert needs each round's action text, to replay it on the initial scene.
-A round is the :class:`~environments.bracket_prompt.PastRound` the other
+A round is the :class:`~agentbus.envkit.history.PastRound` the other
 experts use; robot reads it with patterns of its own, which allow markup
 before ``Round``, ``Thought:``, ``Action:`` and ``Feedback:``.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from environments.bracket_prompt import PastRound
+from agentbus import PastRound
 
 _ROUND = re.compile(r"^\W*Round\s+(\d+)\b.*$", re.MULTILINE)
 _ACTION = re.compile(r"^\W*Action:[ \t]?", re.MULTILINE)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentbus import Task
-from environments.bracket_prompt import PastRound, rounds_so_far
+from agentbus import PastRound, Task, rounds_so_far
 from environments.robot.parser import extract_acts, extract_round
 from environments.robot.prompt import history_rounds, sections
 from environments.robot.rules import Rules

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import random
 
-from agentbus import ExpertQuery, Task, Verdict
-from environments.rounds_expert import Moment, RoundsExpert, role_answers
+from agentbus import ExpertQuery, Moment, RoundsExpert, Task, Verdict, role_answers
 from environments.shopping import writer
 from environments.shopping.catalogue import normalise
 from environments.shopping.prompt import proposed_action

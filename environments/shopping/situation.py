@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from agentbus import Task
-from environments.bracket_prompt import rounds_so_far
+from agentbus import Task, rounds_so_far
 from environments.shopping.catalogue import Catalogue, normalise
 from environments.shopping.goal import Goal
 from environments.shopping.pages import State

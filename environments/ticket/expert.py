@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import random
 
-from agentbus import ExpertQuery, Task, Verdict
-from environments.rounds_expert import Moment, RoundsExpert, role_answers
+from agentbus import ExpertQuery, Moment, RoundsExpert, Task, Verdict, role_answers
 from environments.ticket import writer
 from environments.ticket.prompt import proposed_action
 from environments.ticket.situation import Situation, understand

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentbus import Task
-from environments.bracket_prompt import rounds_so_far
+from agentbus import Task, rounds_so_far
 from environments.ticket.desk import Desk
 from environments.ticket.prompt import PastRound, sections
 from environments.ticket.tasks import desk_of

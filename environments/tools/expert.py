@@ -26,7 +26,8 @@ from functools import cached_property
 import orjson
 
 from agentbus import ExpertKit, ExpertQuery, Task, Upstream, Verdict, task_spread
-from environments.bracket_prompt import rounds, sections
+from agentbus import prompt_sections as sections
+from agentbus import read_rounds as rounds
 from environments.tools.apis import CATALOGUE
 from environments.tools.calls import Call, key, parse_call
 from environments.tools.generator import wrong_version

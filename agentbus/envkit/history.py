@@ -1,12 +1,11 @@
-"""Reading a PRAF prompt (docs/prompt-contract.md) as a simulated expert needs it.
+"""The rounds a PRAF prompt shows (docs/prompt-contract.md), read as a simulated expert needs them.
 
-Shared by the experts of environments whose actions are ``verb[argument]``
-(shopping, navigation, ticket; robot's expert uses :class:`PastRound` too):
-the user message is a series of ``## `` sections; the history has one block
-per finished round (``Round k`` / ``Thought:`` / ``Action:`` /
-``Feedback:``), which an expert replays to know the state the agent is in.
-The ``## `` sections are read by the environment kit
-(:func:`agentbus.prompt_sections`), like every other environment's.
+An environment of many rounds shows the agent its history: the user message's
+``## History`` section has one block per finished round (``Round k`` /
+``Thought:`` / ``Action:`` / ``Feedback:``), and a reflection's prompt may
+show the step it is about under ``## Last step``. An expert replays these
+rounds to know the state the agent is in. The ``## `` sections themselves are
+read by :func:`agentbus.prompt_sections`.
 """
 
 from __future__ import annotations
@@ -15,14 +14,14 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from agentbus import prompt_sections as sections
-
 _ROUND = re.compile(r"^Round\s+(\d+)\s*$", re.MULTILINE)
 _FIELD = re.compile(r"^(Thought|Action|Feedback):[ \t]?", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class PastRound:
+    """One finished round as the prompt shows it."""
+
     number: int
     thought: str
     action: str
@@ -35,7 +34,8 @@ class PastRound:
         return bool(a) and not a.startswith("(invalid") and a != "(none)"
 
 
-def rounds(history: str) -> list[PastRound]:
+def read_rounds(history: str) -> list[PastRound]:
+    """Every ``Round k`` block of ``history``, in order; a missing field reads as ``""``."""
     heads = list(_ROUND.finditer(history))
     out: list[PastRound] = []
     for i, m in enumerate(heads):
@@ -58,7 +58,7 @@ def rounds(history: str) -> list[PastRound]:
 
 
 def rounds_so_far(
-    parts: Mapping[str, str], read: Callable[[str], list[PastRound]] = rounds
+    parts: Mapping[str, str], read: Callable[[str], list[PastRound]] = read_rounds
 ) -> list[PastRound]:
     """The rounds a prompt shows: its ``## History``, then its ``## Last step`` when new.
 
@@ -80,6 +80,3 @@ def last_action(text: str, verbs: tuple[str, ...]) -> str | None:
         return None
     verb, arg = found[-1]
     return f"{verb.lower()}[{arg.strip()}]"
-
-
-__all__ = ["PastRound", "last_action", "rounds", "rounds_so_far", "sections"]
