@@ -6,8 +6,8 @@ becomes a :class:`~agentbus.core.environment.Task` whose hidden ``answer`` is
 the sample's target, so the simulator knows it as it knows a ``--dataset``'s.
 :class:`InspectAgent` runs one sample per episode, in this process, with
 every model of the task pointed at the episode's module gateway: a role
-``R`` (``get_model(role="R")``) is the module ``R``, the main model
-(``generate()``, ``get_model()``) the module :data:`MAIN_MODULE`. So every
+``R`` (``get_model(role="R")``, bound or not) is the module ``R``, the main
+model (``generate()``, ``get_model()``) the module :data:`MAIN_MODULE`. So every
 call goes through the router like any gateway agent's, and a role the run has
 no slot for is refused (or sent to ``--unmapped``), never to a provider.
 Inspect's own scorer then scores the final state; its value becomes the
@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import importlib.util
 import ssl
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -217,15 +217,17 @@ class InspectAgent(CallableAgent):
             self._tls = ssl.create_default_context()
         http = openai.DefaultAsyncHttpxClient(timeout=600.0, verify=self._tls)
         clients.append(http)
-        return get_model(
+        model = get_model(
             f"openai/{name}",
-            role=role,
             base_url=ctx.base_url,
             api_key=ctx.api_key,
             memoize=False,
             responses_api=False,  # the gateway's chat completions serve every model
             http_client=http,
         )
+        if role is not None:  # not get_model(role=...): that would look the role up in us
+            model._set_role(role)
+        return model
 
     async def _run(self, sample: Any, ctx: AgentContext, clients: list[Any]) -> dict[str, Any]:
         from inspect_ai._eval.context import init_task_context
@@ -244,7 +246,9 @@ class InspectAgent(CallableAgent):
 
         task = self.loaded.task
         main = self._model(MAIN_MODULE, ctx, None, clients)
-        roles = {r: self._model(r, ctx, r, clients) for r in self.roles}
+        roles = RoleModels(lambda r: self._model(r, ctx, r, clients))
+        for role in self.roles:
+            roles.get(role)
         config = task.config
         init_task_context(main, roles, config, approval=task.approval)
         target = Target(sample.target)
@@ -309,6 +313,25 @@ class InspectAgent(CallableAgent):
 
     async def aclose(self) -> None:
         return None
+
+
+class RoleModels(dict[str, Any]):
+    """Every role name is bound: a role the run declared, or any other the solver asks for.
+
+    Inspect falls back to the main model for a role nobody bound; here the role
+    gets its own module instead, so a role the run has no slot for (a typo in
+    ``--slots``, a grader) is refused by the gateway under its own name (or
+    sent to ``--unmapped``), and the run's first-block check names it.
+    """
+
+    def __init__(self, make: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def get(self, role: str, default: Any = None) -> Any:
+        if role not in self:
+            self[role] = self.make(role)
+        return self[role]
 
 
 @contextlib.contextmanager
