@@ -29,7 +29,7 @@ def test_sections_first_title_wins_and_bodies_are_stripped() -> None:
 
 def test_generated_count_applies_the_limit_and_refuses_bad_input() -> None:
     assert generated_count(TaskSource(count=10, limit=3), "demo") == 3
-    with pytest.raises(UserError, match="demo: the task count must be at least 1"):
+    with pytest.raises(UserError, match=r"^--tasks must be at least 1 \(got 0\)$"):
         generated_count(TaskSource(count=0), "demo")
     with pytest.raises(UserError, match="demo has no dataset format; no files"):
         generated_count(TaskSource(count=2, dataset="x.jsonl"), "demo", "no files")

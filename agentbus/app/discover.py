@@ -27,6 +27,7 @@ from agentbus.app import external
 from agentbus.app.cli_args import OneLineParser
 from agentbus.app.config import RunConfig, build_config
 from agentbus.app.run import exit_status
+from agentbus.core.environment import check_count
 from agentbus.errors import InfraError, UserError
 from agentbus.gateway.runners import AgentFailed
 from agentbus.gateway.scorers import load_scorer, verdict
@@ -98,8 +99,7 @@ def config_of(ns: argparse.Namespace) -> RunConfig:
         config = config.model_copy(update={"env": external.ENV})
     if config.env == external.ENV and config.dataset is None:
         raise UserError("give tasks: --dataset FILE.jsonl (or --env math)")
-    if ns.tasks < 1:
-        raise UserError("--tasks must be at least 1")
+    check_count(ns.tasks)
     return config
 
 

@@ -27,6 +27,7 @@ from agentbus.core import registry
 from agentbus.core.environment import EnvSetup, Task
 from agentbus.core.events import EventHub
 from agentbus.core.record import EpisodeRecord
+from agentbus.envkit.expert import expert_problem
 from agentbus.errors import UserError
 from agentbus.llm.spec import parse_spec
 from agentbus.runs.store import RunStore
@@ -46,12 +47,18 @@ def load_environment(config: RunConfig) -> EnvSetup:
 
 
 def check_models(config: RunConfig) -> None:
-    """Refuse bad model specs and unknown sim profiles before anything is written."""
+    """Refuse bad model specs, unknown sim profiles and sim: models without an expert."""
     profiles = ProfileSet(config.sim.profiles)
+    simulated = False
     for model in config.models():
         spec = parse_spec(model)
         if spec.backend == "sim":
             profiles.get(spec.model)
+            simulated = True
+    if simulated and config.sim.experts is None and not external.is_external(config):
+        problem = expert_problem(config.env)
+        if problem is not None:
+            raise UserError(problem)
 
 
 def default_run_dir(config: RunConfig) -> Path:

@@ -20,12 +20,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentbus.core.messages import ActionFormat, ActionProposed, Feedback, Observation
 from agentbus.core.outcome import ErrorKind
+from agentbus.errors import UserError
 
 #: How many tasks a run's generators make unless ``--tasks`` says otherwise.
 #: Lives here, not in the run config, so the standalone simulator
 #: (``python -m agentbus.sim.serve``) makes the same tasks from the same flags
 #: without importing the application layer.
 DEFAULT_RUN_TASKS = 30
+
+
+def check_count(count: int, flag: str = "--tasks") -> int:
+    """The one rule for a task count (``--tasks``, ``--limit``): at least 1, said in one line."""
+    if count < 1:
+        raise UserError(f"{flag} must be at least 1 (got {count})")
+    return count
 
 
 class Task(BaseModel):

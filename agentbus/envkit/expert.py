@@ -22,6 +22,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
+from agentbus.core import registry
 from agentbus.core.environment import Task
 from agentbus.envkit.prompt import prompt_sections
 from agentbus.envkit.tasks import TaskIndex
@@ -202,3 +203,28 @@ class CheckedExpert(ExpertKit[S]):
         if query.role == "reasoning" and parts.get("Latest reflection"):
             reflection = self.proposal_good(sit, parts["Latest reflection"], "advice")
         return judged(difficulty, plan=plan, thought=thought, reflection=reflection)
+
+
+def expert_problem(env: str) -> str | None:
+    """Why ``sim:`` models cannot play ``env``'s tasks, in one line (None: they can).
+
+    Without an expert the simulator cannot recognise a single task: every
+    answer is a guess, every value 0.00, and the run would exit 0. So a run
+    on ``sim:`` models checks first that ``env`` has an expert, and that an
+    :class:`ExpertKit` registered for it indexes ``env``'s tasks (its ``env``
+    is the same name: a typo there has the same effect).
+    """
+    known = sorted(registry.names("experts"))
+    if env not in known:
+        return (
+            f"no simulated expert for environment {env!r}, so sim: models cannot play its "
+            f"tasks; environments with one: {', '.join(known) or 'none'} (register one under "
+            "agentbus.experts: docs/write-an-environment.md)"
+        )
+    cls = registry.get("experts", env)
+    if isinstance(cls, type) and issubclass(cls, ExpertKit) and cls.env != env:
+        return (
+            f"the simulated expert registered for {env!r} ({cls.__name__}) sets env = "
+            f"{cls.env!r}, so it finds none of {env!r}'s tasks; set env = {env!r}"
+        )
+    return None

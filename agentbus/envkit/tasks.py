@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from agentbus.core.environment import Task, TaskSource
+from agentbus.core.environment import Task, TaskSource, check_count
 from agentbus.errors import UserError
 from agentbus.llm.types import ChatMessage
 
@@ -24,8 +24,7 @@ def generated_count(source: TaskSource, env: str, dataset_hint: str | None = Non
     """
     if source.dataset is not None and dataset_hint is not None:
         raise UserError(f"{env} has no dataset format; {dataset_hint}")
-    if source.count < 1:
-        raise UserError(f"{env}: the task count must be at least 1 (got {source.count})")
+    check_count(source.count)
     return source.count if source.limit is None else min(source.count, source.limit)
 
 

@@ -29,7 +29,7 @@ import anyio
 from pydantic import ValidationError
 
 from agentbus.core import registry
-from agentbus.core.environment import DEFAULT_RUN_TASKS, TaskSource
+from agentbus.core.environment import DEFAULT_RUN_TASKS, TaskSource, check_count
 from agentbus.errors import UserError
 from agentbus.interrupt import is_interrupt, until_interrupted
 from agentbus.runnable import is_runnable, require_runnable
@@ -150,10 +150,9 @@ def task_source(
 ) -> TaskSource:
     """The task source ``python -m agentbus.run`` builds from the same settings."""
     count = _RUN_DEFAULTS["tasks"] if tasks is None else tasks
-    if count < 1:
-        raise UserError(f"--tasks must be at least 1, got {count}")
-    if limit is not None and limit < 1:
-        raise UserError(f"--limit must be at least 1, got {limit}")
+    check_count(count)
+    if limit is not None:
+        check_count(limit, "--limit")
     return TaskSource(
         dataset=dataset,
         knowledge=knowledge,
