@@ -289,8 +289,9 @@ async def test_a_misframed_answer_breaks_the_sandbox_and_fails_the_task(
 
 
 async def test_a_check_that_runs_the_agents_code_cannot_reach_the_init() -> None:
-    # a check may run the agent's code on purpose (``bash -ic`` reads ~/.bashrc); that code
-    # gets root's powers over files but not the init's: no ptrace, no pipes
+    # a check may run the agent's code on purpose (``bash --rcfile ~/.bashrc -ic``: a check
+    # sees a hidden file of the agent's that it names); that code gets root's powers over
+    # files but not the init's: no ptrace, no pipes
     attack = (
         "python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); "
         'print("ptrace", l.ptrace(16, 1, 0, 0))\'; '
@@ -299,10 +300,11 @@ async def test_a_check_that_runs_the_agents_code_cannot_reach_the_init() -> None
     async with Sandbox(LIMITS) as box:
         await box.run(f"cat >> /root/.bashrc <<'EOF'\n{attack}\nEOF")
         await box.run("echo kept > /root/f; chmod 000 /root/f")
-        probe = await box.run("bash -ic true 2>&1", check=True)
+        probe = await box.run("bash --rcfile ~/.bashrc -ic true 2>&1", check=True)
         assert "ptrace -1" in probe.output and "WROTE" not in probe.output
         task = _task(
-            Script("bash", "bash -ic true >/dev/null 2>&1; echo 0"), Script("bash", PRINTS)
+            Script("bash", "bash --rcfile ~/.bashrc -ic true >/dev/null 2>&1; echo 0"),
+            Script("bash", PRINTS),
         )
         assert not (await judge(task, box, "0")).passed
         # the check still reads what only root's powers over files can (as in AgentBench)

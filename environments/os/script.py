@@ -33,10 +33,14 @@ class Script:
         Python code is passed as an argument, never spliced into the bash text.
         It runs isolated (``-I``: no user site directory, no ``PYTHON*``
         variables, not the current directory on ``sys.path``), so a check in
-        python cannot import a module the agent left in ``/root``.
+        python cannot import a module the agent left in ``/root``. The code also
+        follows, as comments after the ``exec`` (never run), so that the paths it names
+        are in the check's text (``pristine.named``: which of the agent's hidden and
+        ``/etc`` files a check sees).
         """
         if self.language == "python":
-            return 'exec /usr/bin/python3 -I -c "$1" "${@:2}"', True
+            named = "".join(f"# {line}\n" for line in self.code.splitlines())
+            return 'exec /usr/bin/python3 -I -c "$1" "${@:2}"\n' + named, True
         return self.code, False
 
     def dump(self) -> list[str]:

@@ -76,7 +76,7 @@ from typing import Any
 from environments.sandbox.init_procs import (
     BASH,
     CHECK_PATH,
-    ETC,
+    CHECK_PYTHON,
     MARK,
     SETPRIV,
     bomb_reap,
@@ -102,6 +102,8 @@ class Init:
         # capability for that), and a check inherits them: a check whose tools fail
         # for want of a stack or a descriptor could pass (``! getent group x``)
         self.limits_at_start = own_limits()
+        #: the pristine /etc checks are built from (``pristine.snapshot``)
+        self.image_fd = -1
 
     def limits(self, check: bool) -> None:
         c = self.cfg
@@ -123,7 +125,7 @@ class Init:
             # reads ~/.bashrc) still cannot ptrace the init or open its pipes
             keep = [SETPRIV, "--bounding-set=-sys_ptrace,-sys_admin", "--inh-caps=-all", "--"]
             argv = [*keep, BASH, "--noprofile", "--norc", "-c", command, "bash", *args]
-            env = {"PATH": CHECK_PATH, "HOME": "/root", "LANG": "C.UTF-8"}
+            env = {"PATH": CHECK_PATH, "HOME": "/root", "LANG": "C.UTF-8", **CHECK_PYTHON}
         else:
             drop = [SETPRIV, "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"]
             runner = str(self.cfg["runner"])
@@ -135,7 +137,7 @@ class Init:
         try:  # the child: its own session, the limits, no descriptor of ours
             if mode == "c":  # the pristine image's machinery, the agent's task files
                 try:
-                    PRISTINE["enter"]({"nsswitch.conf": ETC["/etc/nsswitch.conf"]})
+                    PRISTINE["enter"](self.image_fd, command)
                 except Exception as exc:  # no check on the agent's machinery: it fails
                     os.write(err, f"[the check's system could not be set up: {exc}]\n".encode())
                     raise
@@ -300,9 +302,11 @@ def main() -> None:
     n = int(str(cfg["nproc"])) * 4
     resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    PRISTINE["install"]()
     write_etc()
     os.chdir("/root")
     init = Init(cfg)
+    init.image_fd = PRISTINE["snapshot"]()
     if init.cgroup_fds and not movable(init.cgroup_fds):  # the kernel refused: signals
         init.cgroup_fds = []
         send(MARK + b" ready signals\n")

@@ -21,6 +21,9 @@ import time
 MARK = b"@@AB@@"
 #: a check's PATH: system directories inside the read-only /usr
 CHECK_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+#: a check's interpreters start without per-user or per-directory code: no user site, and
+#: not the working directory first on ``sys.path`` (a bash check's ``python3 -c``)
+CHECK_PYTHON = {"PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1"}
 SETPRIV = "/usr/bin/setpriv"
 BASH = "/usr/bin/bash"
 #: states of a process that runs no code (stopped, traced-stopped, zombie, dead)
@@ -37,15 +40,17 @@ ETC = {
 
 
 def write_etc() -> None:
+    """The sandbox's identity (``hosts``, ``hostname``); the accounts only where the
+    image (``image.py``, copied in before) brought none."""
     host = os.uname().nodename
-    files = dict(ETC)
+    files = {path: text for path, text in ETC.items() if not os.path.lexists(path)}
     files["/etc/hosts"] = f"127.0.0.1 localhost\n127.0.1.1 {host}\n"
     files["/etc/hostname"] = host + "\n"
     for path, text in files.items():
         with open(path, "w") as f:
             f.write(text)
-    os.chmod("/etc/shadow", 0o600)
-    os.chmod("/etc/gshadow", 0o600)
+    os.chmod("/etc/shadow", 0o640)
+    os.chmod("/etc/gshadow", 0o640)
     for d in ("/run/ab", "/var/tmp", "/var/log"):
         os.makedirs(d, exist_ok=True)
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from agentbus import waiting_for_slot
 from environments.sandbox import budget, cgroup, freezer, signals
 from environments.sandbox.bwrap import bwrap_argv
+from environments.sandbox.image import image_binds
 from environments.sandbox.limits import SandboxLimits
 from environments.sandbox.result import KILLED, CommandResult
 from environments.sandbox.supervisor import MARK, supervisor_argv
@@ -115,7 +116,11 @@ class Sandbox:
                 await self.container.remove()
                 self.container = None
         argv = bwrap_argv(
-            supervisor_argv(self.limits, fds), self.limits, hostname=self.hostname, caps=True
+            supervisor_argv(self.limits, fds),
+            self.limits,
+            hostname=self.hostname,
+            caps=True,
+            extra_ro=image_binds(),
         )
         also = self.container.group if self.container and self.container.owned else None
         try:
