@@ -279,7 +279,9 @@ def to_markdown(results: Mapping[str, Any]) -> str:
     conf = round(100 * float(results.get("confidence", 0.95)))
     default = results.get("default_model") or "default"
     parts = [
-        f"# Attribution results\n\nDefault model: `{default}`. Cells: value [{conf}%"
+        "# Attribution results\n\n"
+        + (f"{results['workload']}.\n\n" if results.get("workload") else "")
+        + f"Default model: `{default}`. Cells: value [{conf}%"
         f"{' anytime-valid' if results.get('interval') == ANYTIME else ''} interval]."
         + _interval_note(results)
     ]

@@ -20,7 +20,7 @@ import anyio
 from rich.console import Console
 
 from agentbus.answers import answer_line, answer_markdown, answer_summary
-from agentbus.app import external
+from agentbus.app import external, inspect_run
 from agentbus.app.adaptive import AdaptiveScheduler
 from agentbus.app.breaker import INFRA_BREAKER as INFRA_BREAKER
 from agentbus.app.breaker import Breaker
@@ -382,6 +382,7 @@ def finish(prep: Prepared, execution: Execution, console: Console) -> RunReport:
         shift=config.shift,
     )
     results["env"] = config.env
+    inspect_run.finish(config, results, service.everything.book.records())  # --inspect
     if config.preset is not None:
         results["preset"] = config.preset
     # models/total: this process's router; run: every process's attempts, summed from the log

@@ -11,10 +11,11 @@ path every gateway agent takes (:mod:`agentbus.app.external`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentbus.core.environment import EnvSetup
+from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
 from agentbus.gateway import inspect_task
 from agentbus.gateway.environment import ExternalEnvironment
@@ -76,7 +77,20 @@ def describe(config: RunConfig) -> str | None:
     if config.inspect is None:
         return None
     task = loaded(config.inspect)
-    return f"Inspect task {task.name} (version {task.version}, {config.inspect})"
+    return f"Inspect task {task.name}, version {task.version}"
 
 
-__all__ = ["check", "describe", "inspect_verdict", "load_tasks", "loaded", "make_runner"]
+def finish(config: RunConfig, results: dict[str, Any], records: Iterable[EpisodeRecord]) -> None:
+    """After the run: name the task in the results and write ``--inspect-log``'s logs."""
+    label = describe(config)
+    if label is None:
+        return
+    results["workload"] = label
+    if config.inspect_log is not None:
+        from agentbus.app.inspect_logs import write_logs
+
+        paths = write_logs(loaded(str(config.inspect)), records, config.inspect_log)
+        results["inspect_logs"] = [str(p) for p in paths]
+
+
+__all__ = ["check", "describe", "finish", "inspect_verdict", "load_tasks", "loaded", "make_runner"]

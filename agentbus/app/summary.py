@@ -134,6 +134,7 @@ def attribution_table(results: Mapping[str, Any], index: str = "shapley") -> Tab
     conf = round(100 * float(results.get("confidence", 0.95)))
     kind = f"{results['interval']} " if results.get("interval") == "anytime-valid" else ""
     title = f"{index.capitalize()} value per slot ({conf}% {kind}intervals)"
+    title += f"\n{results['workload']}" if results.get("workload") else ""
     table = _model_table(title, "slot", [labels[m] for m in models])
     for slot in results["slots"]:
         table.add_row(

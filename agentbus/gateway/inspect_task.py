@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import math
 import ssl
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -152,10 +153,13 @@ def reward_of(value: Any) -> float:
     """An Inspect score value as a reward in [0, 1]: Inspect's own ``value_to_float``.
 
     ``C``/``I``/``P``/``N`` are 1, 0, 0.5, 0; ``yes``/``true`` 1; numbers as
-    they are (clipped to [0, 1]); a dict or list value is the mean of its entries.
+    they are (clipped to [0, 1]); a dict or list value is the mean of its entries;
+    an unscored sample (value None or NaN) gets 0.
     """
     from inspect_ai.scorer import value_to_float
 
+    if value is None:  # unscored (a grader that gave no grade): no credit
+        return 0.0
     to_float = value_to_float()
     if isinstance(value, dict):
         values = [to_float(v) for v in value.values()]
@@ -164,7 +168,7 @@ def reward_of(value: Any) -> float:
     else:
         values = [to_float(value)]
     mean = sum(values) / len(values) if values else 0.0
-    return min(1.0, max(0.0, mean))
+    return 0.0 if math.isnan(mean) else min(1.0, max(0.0, mean))
 
 
 class InspectAgent(CallableAgent):
