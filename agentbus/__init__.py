@@ -22,18 +22,13 @@ docs/plugins.md shows the smallest complete example of each. The engine room
 too, for embedding the runtime in a program.
 """
 
-from agentbus.safepath import drop_start_dir as _drop_start_dir
+import importlib as _importlib
+from typing import TYPE_CHECKING
 
-_drop_start_dir()  # before anything else is imported: `python -m` put the cwd first
+import structlog as _structlog
 
-import importlib as _importlib  # noqa: E402
-from typing import TYPE_CHECKING  # noqa: E402
-
-import structlog as _structlog  # noqa: E402
-
-from agentbus import logs as _logs  # noqa: E402
-from agentbus.core import old_paths as _old_paths  # noqa: E402
-from agentbus.core import registry  # noqa: E402
+from agentbus import logs as _logs
+from agentbus.core import registry
 
 if TYPE_CHECKING:
     from agentbus.core.actor import Actor, ActorContext, on
@@ -178,20 +173,6 @@ _EXPORTS: dict[str, str] = {
     "OFF": "agentbus.variants",
 }
 
-#: kernel modules that lived at the top level before core/ and executors/ took
-#: them in: ``from agentbus import events`` still gives the module, so code
-#: written against the old layout keeps importing.
-_MOVED_MODULES: dict[str, str] = {
-    **{
-        name: f"agentbus.core.{name}"
-        for name in (
-            "actor bus environment environment_actor episode events mailbox messages"
-            " metering outcome record registry"
-        ).split()
-    },
-    **{name: f"agentbus.executors.{name}" for name in ("ray_runtime", "remote", "runtime")},
-}
-
 # A program that embeds agentbus without setting up logging would otherwise get
 # structlog's default: every debug line on stdout, unredacted. Warnings and up
 # go to stderr through the redacting processor instead; a program that
@@ -206,8 +187,6 @@ def __getattr__(name: str) -> object:
         from agentbus.export import load
 
         return load
-    if name in _MOVED_MODULES:
-        return _importlib.import_module(_MOVED_MODULES[name])
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'agentbus' has no attribute {name!r}")
@@ -299,4 +278,3 @@ __all__ = [
     "waiting_for_slot",
 ]
 __version__ = "0.1.0"
-_old_paths.install()  # `import agentbus.events` and the other pre-core paths still work

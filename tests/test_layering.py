@@ -174,13 +174,3 @@ def test_the_core_imports_no_executor() -> None:
     core = _python_files("agentbus/core")
     assert any(path.name == "episode.py" for path in core)
     assert _violations(core, ("agentbus.executors",)) == []
-
-
-def test_old_module_names_still_import_from_the_package() -> None:
-    """``from agentbus import events`` (the module) survives the move into core/."""
-    import agentbus
-    from agentbus.core import events as moved_events
-    from agentbus.executors import runtime as moved_runtime
-
-    assert agentbus.events is moved_events
-    assert agentbus.runtime is moved_runtime

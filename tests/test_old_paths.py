@@ -1,4 +1,12 @@
-"""Imports written against the kernel's old layout still work (issue 44: nothing changes)."""
+"""One path for every import: the kernel's pre-``core/`` module names are gone.
+
+The compatibility layers that answered ``agentbus.events`` or
+``from agentbus import runtime`` with the moved module (a ``sys.meta_path``
+finder and a table in ``agentbus/__init__.py``) protected only this
+repository's own imports at version 0.1.0, and had already drifted apart.
+They are retired: a module has the one path it lives at, and the top-level
+``agentbus`` names are the public API (``agentbus.Episode``, ...), not modules.
+"""
 
 from __future__ import annotations
 
@@ -8,27 +16,26 @@ import sys
 
 import pytest
 
-from agentbus.core.old_paths import MOVED
+import agentbus
+
+OLD = ["actor", "bus", "environment", "episode", "events", "mailbox", "messages"]
+OLD += ["outcome", "record", "ray_runtime", "remote", "runtime"]
 
 
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_an_old_path_gives_the_module_at_its_new_home(old: str) -> None:
-    assert importlib.import_module(old) is importlib.import_module(MOVED[old])
+@pytest.mark.parametrize("name", OLD)
+def test_an_old_kernel_path_no_longer_imports(name: str) -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"agentbus.{name}")
+    assert not hasattr(agentbus, name)
 
 
-def test_old_and_new_names_share_their_classes_in_a_fresh_process() -> None:
+def test_the_public_names_and_the_real_paths_still_import_in_a_fresh_process() -> None:
     code = (
-        "from agentbus.messages import Plan\n"
-        "from agentbus.events import EventHub\n"
         "import agentbus.core.messages as m, agentbus.core.events as e\n"
-        "assert Plan is m.Plan and EventHub is e.EventHub\n"
-        "import agentbus.runtime, agentbus.executors.runtime as r\n"
-        "assert agentbus.runtime is r\n"
+        "from agentbus import EventHub, Plan, Runtime, registry\n"
+        "import agentbus.executors.runtime as r\n"
+        "assert Plan is m.Plan and EventHub is e.EventHub and Runtime is r.Runtime\n"
+        "import sys; assert not any(type(f).__name__ == '_Alias' for f in sys.meta_path)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-
-
-def test_a_name_that_never_existed_is_still_an_import_error() -> None:
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("agentbus.no_such_module")

@@ -6,7 +6,6 @@ import ast
 from pathlib import Path
 
 import agentbus
-from agentbus import events
 from agentbus.app.evaluation import episode_id
 from agentbus.coalitions import (
     EMPTY_IN_EPISODE_ID,
@@ -16,6 +15,7 @@ from agentbus.coalitions import (
     coalition_label,
     coalition_members,
 )
+from agentbus.core import events
 from agentbus.llm.config import LLMConfig
 
 ROOT = Path(__file__).resolve().parents[1]
