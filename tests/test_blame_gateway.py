@@ -24,7 +24,8 @@ from examples.plain_openai import agent as plain
 def _run(run_dir: Path, agent: str) -> None:
     argv = ["--agent", agent, "--dataset", "examples/plain_openai/tasks.jsonl", "--limit", "3"]
     argv += ["--slots", "planner,solver,critic", "--run-dir", str(run_dir), "--sim-speed", "0"]
-    argv += ["--no-plots", "--progress", "off", "--no-preflight"]
+    # --keep-going: the flaky agent's answers fit no task, which would stop the run (issue 50)
+    argv += ["--no-plots", "--progress", "off", "--no-preflight", "--keep-going"]
     assert run_main(argv) == 0
 
 

@@ -31,7 +31,9 @@ def _answer(messages: list[ChatMessage], tools: tuple[dict, ...]):  # type: igno
     return gateway_answer({"t1": TASK}, True, BUILTIN.get("strong"), HINT, messages, params)
 
 
-def test_first_uncalled_function_is_called_with_placeholders_then_text_only() -> None:
+def test_first_uncalled_function_is_called_with_the_answer_as_arguments_then_text_only() -> None:
+    # issue 50: arguments drawn from the module's answer (was a placeholder per type,
+    # {'n': 0, 'why': ''}, which a tool that checks its input refuses every time)
     schema = {
         "type": "object",
         "properties": {"n": {"type": "integer"}, "why": {"type": ["string", "null"]}},
@@ -49,7 +51,8 @@ def test_first_uncalled_function_is_called_with_placeholders_then_text_only() ->
     ]
     second = _answer(history, tools)
     assert [c.name for c in second.tool_calls] == ["lookup"]
-    assert orjson.loads(second.tool_calls[0].arguments) == {"n": 0, "why": ""}
+    value = second.text.rsplit("ANSWER: ", 1)[1].strip()
+    assert orjson.loads(second.tool_calls[0].arguments) == {"n": int(value), "why": value}
     assert second.tool_calls[0].id != first.tool_calls[0].id  # ids are the request's own
     history.append({"role": "assistant", "content": format_tool_call("lookup", {"n": 0})})
     third = _answer(history, tools)

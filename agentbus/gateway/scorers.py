@@ -1,6 +1,9 @@
 """Scorers: how an external agent's ``{"answer": ...}`` becomes a reward.
 
-Built in: ``exact`` (same text after trimming and case-folding), ``contains``
+Built in: ``final`` (the default: the final answer read out of a framework's
+usual final output, then ``exact``, or the same number when both are
+numbers; see :func:`final_answer`), ``exact`` (same text after trimming and
+case-folding), ``contains``
 (the expected answer appears in the agent's), ``numeric`` (the same number:
 ``0.5``, ``1/2``, ``50%``, ``1,000`` and ``$3`` read as numbers, relative
 tolerance 1e-6), ``regex`` (the task's ``answer`` is a pattern that must match
@@ -19,8 +22,8 @@ falls back to the result's reward, as there is nothing else to go by.
 
 from __future__ import annotations
 
-import importlib
 import inspect
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -28,10 +31,14 @@ from fractions import Fraction
 from typing import Any
 
 from agentbus.errors import UserError
+from agentbus.safepath import import_named
 
 Scorer = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
 
-BUILTIN = ("exact", "contains", "numeric", "regex", "result")
+BUILTIN = ("final", "exact", "contains", "numeric", "regex", "result")
+
+#: the scorer a run without ``--scorer`` uses
+DEFAULT = "final"
 
 #: ``--scorer result``: the agent's own reward decides
 TRUST_RESULT = "result"
@@ -90,7 +97,68 @@ def regex(result: Mapping[str, Any], task: Mapping[str, Any]) -> bool:
         return False
 
 
+_ANSWER_LINE = re.compile(r"^\W*(?:final[ _]answer|answer)\W*[:=]\s*(.+?)\s*$", re.I | re.M)
+_FINAL_CALL = re.compile(r"final_answer\s*\(\s*(?:answer\s*=\s*)?(.+?)\s*\)\s*$", re.S)
+#: keys of a JSON final output that hold the answer, in order of preference
+ANSWER_KEYS = ("answer", "final_answer", "result", "output", "response", "value")
+
+
+def final_answer(value: Any) -> str:
+    """The final answer inside a framework's usual final output, as text.
+
+    Read in this order: a JSON object (or a dict) -> its ``answer``-like field
+    (:data:`ANSWER_KEYS`, recursively); text whose last ``ANSWER:``,
+    ``Final Answer:`` or ``answer =`` line gives it (CrewAI's and ReAct's
+    prose, the simulator's plain form); a ``final_answer(...)`` call
+    (smolagents' code); else the text itself, trimmed. ``None`` is ``""``.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, Mapping):
+        key = next((k for k in ANSWER_KEYS if k in value), None)
+        return final_answer(value[key]) if key is not None else str(dict(value))
+    if isinstance(value, bool | int | float):
+        return str(value)
+    text = str(value).strip()
+    if text.startswith("{") and text.endswith("}"):
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and any(k in obj for k in ANSWER_KEYS):
+            return final_answer(obj)
+    found = _ANSWER_LINE.findall(text)
+    if found:
+        return str(found[-1]).strip().strip("`*\"' ")
+    call = _FINAL_CALL.search(text)
+    if call:
+        return call.group(1).strip().strip("\"'")
+    return text
+
+
+def final(result: Mapping[str, Any], task: Mapping[str, Any]) -> bool:
+    """The default: the final answer (:func:`final_answer`) is the expected one."""
+    got, want = final_answer(result.get("answer")), final_answer(task.get("answer"))
+    if _text(got) == _text(want):
+        return True
+    a, b = parse_number(got), parse_number(want)
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def readable(result: Mapping[str, Any], task: Mapping[str, Any]) -> bool:
+    """Whether the answer has the form the expected one has (a number for a number).
+
+    What the run's "nothing fit" guard counts: most answers unreadable means
+    the agent's output and the scorer do not fit, not that the agent is wrong.
+    """
+    got = final_answer(result.get("answer"))
+    if not got:
+        return False
+    return parse_number(final_answer(task.get("answer"))) is None or parse_number(got) is not None
+
+
 _BUILTINS: dict[str, Scorer] = {
+    "final": final,
     "exact": exact,
     "contains": contains,
     "numeric": numeric,
@@ -121,7 +189,7 @@ def load_callable(name: str, flag: str, alternatives: str = "") -> Any:
         tail = f" {alternatives}" if alternatives else ""
         raise UserError(f"{flag} {name!r}: expected MODULE:FUNC{tail}")
     try:
-        module = importlib.import_module(module_name)
+        module = import_named(module_name)  # the start directory too (agentbus/safepath.py)
     except Exception as exc:
         raise UserError(
             f"{flag} {name!r}: cannot import {module_name!r}: {type(exc).__name__}: {exc}"
@@ -150,7 +218,7 @@ def verdict(
         own = trust_result(result, task)
         return own["reward"], own["success"], "result"
     if scorer is None:
-        scorer = exact
+        scorer = final
     try:
         value = scorer(result, task)
         if inspect.isawaitable(value):
@@ -175,12 +243,17 @@ def _reward(value: Any) -> float:
 
 
 __all__ = [
+    "ANSWER_KEYS",
     "BUILTIN",
+    "DEFAULT",
     "TRUST_RESULT",
     "Scorer",
+    "final",
+    "final_answer",
     "load_callable",
     "load_scorer",
     "parse_number",
+    "readable",
     "trust_result",
     "verdict",
 ]

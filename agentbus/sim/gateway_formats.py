@@ -17,7 +17,10 @@ capable model follows the instructions in its prompt:
   Earlier calls are recognised in every form frameworks write them back:
   the gateway's ``<tool_call>`` blocks, and tool calls written into assistant
   text (smolagents' ``Calling tools: [{... 'name': 'calculator' ...}]``,
-  JSON ``"name": "..."``, ReAct's ``Action: ...``).
+  JSON ``"name": "..."``, ReAct's ``Action: ...``), and a failed call the
+  framework reports back without the call itself (smolagents' ``Error
+  executing tool 'lookup' with arguments ...``), so a tool that raises is
+  not called again and again until the step limit.
 
 None of this touches the verdict: formats and routing never depend on whether
 the answer is right, so an agent's truth still follows from its own logic.
@@ -66,12 +69,24 @@ PLACEHOLDERS: dict[str, Any] = {
     "null": None,
 }
 
+#: a tool result or error that names its call ("Error executing tool 'lookup' with ...")
+_REPORTED_CALL = re.compile(r"\b(?:executing|calling|running) tool ['\"`]?([\w.\-]+)", re.I)
 _NAME_FIELD = re.compile(r"""['"]name['"]\s*:\s*['"]([^'"]+)['"]""")
 _ACTION = re.compile(r"^\s*Action\s*:\s*`?([\w.\- ]+?)`?\s*$", re.M)
 _OUTPUT_FIELDS = re.compile(
     r"Your output fields are:\s*\n(.*?)(?:All interactions will be|\[\[ ## |\Z)", re.S
 )
-_FIELD_LINE = re.compile(r"^\s*\d+\.\s*`([^`]+)`", re.M)
+_FIELD_LINE = re.compile(r"^\s*\d+\.\s*`([^`]+)`(?:\s*\((.*?)\)(?=:|\s*$))?", re.M)
+_NOTE = re.compile(r"\[\[ ## (\w+) ## \]\]\n\{\w+\}\s*# note: the value you produce (.+?)$", re.M)
+_LITERAL = re.compile(r"""['"]([^'"]*)['"]""")
+
+#: DSPy's type names -> the JSON schema a value of that type has
+DSPY_TYPES: dict[str, dict[str, Any]] = {
+    "str": {"type": "string"},
+    "int": {"type": "integer"},
+    "float": {"type": "number"},
+    "bool": {"type": "boolean"},
+}
 
 
 def is_final_tool(name: str) -> bool:
@@ -110,6 +125,66 @@ def placeholder_arguments(parameters: Any) -> dict[str, Any]:
     return {str(n): PLACEHOLDERS.get(_schema_type(props.get(n)), "") for n in required or ()}
 
 
+def filler(schema: Any, text: str, depth: int = 0, defs: Mapping[str, Any] | None = None) -> Any:
+    """A value of the type ``schema`` asks for, for a field that is not the answer.
+
+    A string field gets ``text`` (the module's prose); a number, a flag, an
+    enum, a list or a nested object (``$ref`` into ``$defs`` followed) gets a
+    well-formed value of its type (the first enum member, 0.5, 1, true, a
+    one-item list, an object with every property filled), so a typed parser
+    (DSPy's, a JSON-schema validator) reads it.
+    """
+    if not isinstance(schema, Mapping) or depth > 6:
+        return text
+    if defs is None:
+        found = schema.get("$defs") or schema.get("definitions")
+        defs = found if isinstance(found, Mapping) else {}
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return filler(defs.get(ref.rsplit("/", 1)[-1]), text, depth + 1, defs)
+    for key in ("anyOf", "oneOf", "allOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            usable = [o for o in options if _schema_type(o) != "null"] or options
+            return filler(usable[0], text, depth + 1, defs)
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    kind = _schema_type(schema)
+    if kind == "array":
+        return [filler(schema.get("items"), text, depth + 1, defs)]
+    if kind == "object":
+        props = _properties(schema)
+        return {str(n): filler(sub, text, depth + 1, defs) for n, sub in props.items()}
+    return {"number": 0.5, "integer": 1, "boolean": True, "null": None}.get(kind, text)
+
+
+def drawn_arguments(parameters: Any, value: str, task_text: str) -> dict[str, Any]:
+    """A working tool's arguments, drawn from the task and the module's answer.
+
+    A property that asks for the task (``query``, ``question``, ...) gets the
+    task's text; every other required one carries the module's value in its
+    type (``expression: "1014"`` for a calculator), so the arguments are the
+    right ones when the module's answer is right and plausible wrong ones
+    otherwise, never empty.
+    """
+    props = _properties(parameters)
+    required = parameters.get("required") if isinstance(parameters, Mapping) else None
+    args: dict[str, Any] = {}
+    for name in required or list(props)[:1]:
+        schema = props.get(name)
+        kind = _schema_type(schema)
+        if str(name).lower() in TASK_KEYS and kind == "string":
+            args[str(name)] = task_text
+        elif kind in ("string", "integer", "number"):
+            shown = typed(value, schema)
+            args[str(name)] = shown if kind == "string" or not isinstance(shown, str) else 0
+        else:
+            args[str(name)] = filler(schema, value)
+    return args
+
+
 def typed(value: str, schema: Any) -> Any:
     """``value`` as the JSON type ``schema`` asks for (text when it does not parse)."""
     kind = _schema_type(schema)
@@ -117,9 +192,11 @@ def typed(value: str, schema: Any) -> Any:
         if kind == "integer":
             return int(value)
         if kind == "number":
-            return float(value)
+            return int(value) if value.strip().lstrip("-").isdigit() else float(value)
     except ValueError:
         return value
+    if kind == "boolean" and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
     return value
 
 
@@ -148,6 +225,8 @@ def called_tools(messages: Sequence[ChatMessage], offered: set[str]) -> set[str]
     """Names of offered functions the conversation already called, in any written form."""
     called: set[str] = set()
     for m in messages:
+        if m["role"] == "user":  # a framework's report of a call that failed
+            called.update(n for n in _REPORTED_CALL.findall(m["content"]) if n in offered)
         if m["role"] != "assistant":
             continue
         text = m["content"]
@@ -193,13 +272,49 @@ def reported_value(messages: Sequence[ChatMessage]) -> str | None:
 
 def output_fields(messages: Sequence[ChatMessage]) -> list[str]:
     """DSPy's output field names (from its adapters' system prompt), or none."""
+    return list(output_schema(messages))
+
+
+def output_schema(messages: Sequence[ChatMessage]) -> dict[str, Any]:
+    """DSPy's output fields with the JSON schema of each (``{}``: no DSPy prompt).
+
+    The type comes from the field list (``2. `confidence` (float): ...``):
+    ``str``/``int``/``float``/``bool``, ``Literal['a', 'b']`` as an enum, and
+    for lists, dicts and models the JSON schema DSPy states in the field's
+    note (``the value you produce must adhere to the JSON schema: {...}``).
+    """
     for m in messages:
         if m["role"] != "system" or "Your output fields are" not in m["content"]:
             continue
         section = _OUTPUT_FIELDS.search(m["content"])
-        if section:
-            return _FIELD_LINE.findall(section.group(1))
-    return []
+        if not section:
+            continue
+        notes = dict(_NOTE.findall(m["content"]))
+        out: dict[str, Any] = {}
+        for name, kind in _FIELD_LINE.findall(section.group(1)):
+            out[name] = _dspy_schema(kind.strip(), notes.get(name, ""))
+        return out
+    return {}
+
+
+def _dspy_schema(kind: str, note: str) -> dict[str, Any]:
+    if kind in DSPY_TYPES:
+        return DSPY_TYPES[kind]
+    if kind.startswith("Literal["):
+        return {"enum": _LITERAL.findall(kind)}
+    _, sep, tail = note.partition("JSON schema:")
+    if sep:
+        try:
+            schema = orjson.loads(tail.strip())
+        except orjson.JSONDecodeError:
+            schema = None
+        if isinstance(schema, dict):
+            return schema
+    if kind.startswith(("list[", "List[")):
+        return {"type": "array"}
+    if kind.startswith(("dict[", "Dict[")):
+        return {"type": "object"}
+    return {"type": "string"}
 
 
 def _answer_field(fields: Sequence[str]) -> str:
@@ -224,30 +339,41 @@ def _schema(response_format: Any) -> Mapping[str, Any]:
     return schema if isinstance(schema, Mapping) else {}
 
 
+def _field_text(value: Any) -> str:
+    """One DSPy field's text: JSON for lists and objects, Python's words for flags."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, list | dict):
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
 def render(
     body: str, value: str | None, messages: Sequence[ChatMessage], response_format: Any = None
 ) -> str:
-    """The answer text in the format the request asks for (see the module docstring)."""
-    fields = output_fields(messages)
+    """The answer text in the format the request asks for (see the module docstring).
+
+    Every field that is not the answer gets a value of its own type
+    (:func:`filler`); the answer field gets the module's value in its type.
+    """
+    fields = output_schema(messages)
     schema = _properties(_schema(response_format))
     if _wants_json(messages, response_format):
-        names = list(schema) or fields or ["reasoning", "answer"]
-        key = _answer_field(names)
+        types = schema or fields or {"reasoning": {}, "answer": {}}
+        key = _answer_field(list(types))
         shown = "" if value is None else value
-        obj = {n: typed(shown, schema.get(n)) if n == key else body for n in names}
+        obj = {n: typed(shown, sub) if n == key else filler(sub, body) for n, sub in types.items()}
         return orjson.dumps(obj).decode()
     if fields:
-        key = _answer_field(fields)
+        key = _answer_field(list(fields))
         parts = []
-        for name in fields:
-            if name != key:
-                text = body
-            elif value is None:
-                text = body
+        for name, sub in fields.items():
+            if name != key or value is None:
+                text = _field_text(filler(sub, body))
             elif len(fields) == 1 and key not in ANSWER_KEYS:
                 text = f"{body}\nANSWER: {value}"
             else:
-                text = value
+                text = _field_text(typed(value, sub))
             parts.append(f"[[ ## {name} ## ]]\n{text}\n")
         return "\n".join(parts) + "\n[[ ## completed ## ]]"
     if value is None:
@@ -261,11 +387,14 @@ __all__ = [
     "FINAL_TOOLS",
     "called_tools",
     "delegation_arguments",
+    "drawn_arguments",
+    "filler",
     "final_arguments",
     "first_user_text",
     "is_delegation_tool",
     "is_final_tool",
     "output_fields",
+    "output_schema",
     "placeholder_arguments",
     "render",
     "reported_value",

@@ -49,8 +49,12 @@ So a manager over a worker with P(right) ``w`` is right with
 
 **Format.** The text follows the output format the request asks for
 (DSPy's field markers, JSON for structured outputs, ReAct's ``Final
-Answer:``): :func:`agentbus.sim.gateway_formats.render`. The hint's
-``format`` field carries the request's ``response_format``.
+Answer:``), every other field in its own type (float, bool, list, enum,
+nested object): :func:`agentbus.sim.gateway_formats.render`. The hint's
+``format`` field carries the request's ``response_format``. A prompt that
+asks for code (smolagents' ``CodeAgent``) gets a code block per step that
+calls its listed functions, then ``final_answer``:
+:mod:`agentbus.sim.gateway_code`.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ import orjson
 
 from agentbus.core.environment import Task
 from agentbus.llm.types import ChatMessage, SamplingParams, ToolCall
+from agentbus.sim import gateway_code as code
 from agentbus.sim import gateway_formats as formats
 from agentbus.sim.answer import SimAnswer, count_tokens, make_rng, prompt_tokens
 from agentbus.sim.expert import Verdict
@@ -160,7 +165,7 @@ def tool_call(
     elif formats.is_delegation_tool(name, parameters):
         args = formats.delegation_arguments(parameters, formats.first_user_text(messages))
     else:
-        args = formats.placeholder_arguments(parameters)
+        args = formats.drawn_arguments(parameters, value or "", formats.first_user_text(messages))
     # an id of this request's own: agents (the Agents SDK) refuse a reused call id
     arguments = orjson.dumps(args).decode()
     return ToolCall(id=f"call_{rng.getrandbits(64):016x}", name=name, arguments=arguments)
@@ -240,9 +245,14 @@ def gateway_answer(
     rng = make_rng(profile.name, messages, params)
     draws = make_rng(None, messages, params) if coupled else rng
     task = tasks.get(str(hint.get("task", "")))
-    reported = formats.reported_value(messages) if has_worker(params.tools) else None
+    tags = code.code_tags(messages)
+    worker = has_worker(params.tools) or (tags is not None and code.workers(messages))
+    reported = formats.reported_value(messages) if worker else None
     body, value, verdict, p = answer_parts(profile, hint, task, rng, draws, reported)
-    text = formats.render(body, value, messages, hint.get("format"))
+    if tags is not None:  # a code agent: one block per step (agentbus.sim.gateway_code)
+        text = code.code_answer(body, value, messages, tags)
+    else:
+        text = formats.render(body, value, messages, hint.get("format"))
     finish = "stop"
     if count_tokens(text) > params.max_tokens:
         text, finish = text[: params.max_tokens * 4], "length"
