@@ -13,6 +13,21 @@ stated and measured from the table).
     python benchmarks/truth_drift.py --env atp --seeds 0 1 --all
     python benchmarks/truth_drift.py --env ticket tools --false-alarms 200
     python benchmarks/truth_drift.py --env git os --false-alarms 200 --tasks 5
+    python benchmarks/truth_drift.py --calibration        # false alarms and power, 2-30 tasks
+
+``--calibration`` measures the joint tests on real per-task outcomes of the
+simulator (the pools of tests/data/per_task: math, tools, navigation, all 16
+coalitions), without running anything. A run of T tasks is drawn as a real
+run is made: T distinct tasks of one of the pool's 30-task blocks (a block
+is one generator seed; a run's first T tasks are a random T of its block),
+tested against the table with the pool's own means as the truth; the share
+flagged by the max-|z| test, the mean-shift test and either (the verdict),
+beside the Bonferroni bound on max |z| with a normal approximation that the
+test used before. Then the same runs with every coalition's mean moved by
++0.05 and +0.10 (clipped at 1): the power against a coherent shift. At 30
+tasks there are only as many distinct runs as blocks (20 or 40); ``--iid``
+draws tasks from the whole pool with replacement instead (a generator that
+does not stratify its blocks: rougher than the tables' own).
 
 ``--false-alarms N`` measures the joint test's false-alarm rate on real runs
 instead: N fresh blocks (seeds 5000 on, or ``--first-seed``) of the current
@@ -31,12 +46,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+from scipy.special import ndtri
 
 from agentbus.app.truth import drift_lines
 from agentbus.sim.truth import table as tables
-from agentbus.sim.truth.drift import drift
+from agentbus.sim.truth.drift import ALPHA, drift
 from agentbus.sim.truth.reference import Setting, run_seeds, summarise
 
 
@@ -58,7 +75,7 @@ def false_alarms(
     zs, alarms = [], 0
     for block in sums.blocks.values():
         run = {k: (int(block[k][1]), block[k][0] / block[k][1]) for k in keys}
-        result = drift(table, run, keys, simulated=0)
+        result = drift(table, run, keys)
         zs.append(result.max_z)
         alarms += result.alarm
     z = np.array(zs)
@@ -76,6 +93,53 @@ def false_alarms(
     )
 
 
+POOLS = Path(__file__).resolve().parents[1] / "tests" / "data" / "per_task"
+SIZES = (2, 3, 5, 10, 30)
+SHIFTS = (0.0, 0.05, 0.10)
+
+
+def calibration(
+    env: str, runs: int, sizes: tuple[int, ...] = SIZES, seed: int = 0, iid: bool = False
+) -> None:
+    """Print the tests' flag rates on ``runs`` resampled runs of each size, honest and shifted."""
+    pool = np.load(POOLS / f"{env}.npz")
+    keys = [str(k) for k in pool["keys"]]
+    rewards = pool["rewards"].astype(float)
+    table = tables.load(env, "sim:weak", "sim:strong")
+    means = {k: float(rewards[:, i].mean()) for i, k in enumerate(keys)}
+    truth = table.model_copy(
+        update={"values": {k: table.values[k].model_copy(update={"mean": means[k]}) for k in keys}}
+    )
+    bonferroni = float(ndtri(1.0 - ALPHA / (2 * len(keys))))
+    rng = np.random.default_rng(seed)
+    blocks = [np.flatnonzero(pool["seeds"] == s) for s in np.unique(pool["seeds"])]
+    for size in sizes:
+        if iid:
+            picks = [rng.integers(0, len(rewards), size) for _ in range(runs)]
+        else:
+            picks = [
+                rng.choice(blocks[rng.integers(len(blocks))], size, replace=False)
+                for _ in range(runs)
+            ]
+        draws = [rewards[rows].mean(axis=0) for rows in picks]
+        for shift in SHIFTS:
+            far = moved = either = old = 0
+            for m in draws:
+                run = {k: (size, float(min(1.0, m[i] + shift))) for i, k in enumerate(keys)}
+                d = drift(truth, run, keys)
+                far += d.max_z > d.threshold
+                moved += abs(d.shift_z) > d.shift_threshold
+                either += d.alarm
+                old += d.max_z > bonferroni
+            print(
+                f"{env:<10} {size:>3} tasks  shift {shift:+.2f}  flagged {either / runs:.3f} "
+                f"(max |z| {far / runs:.3f}, mean shift {moved / runs:.3f}; "
+                f"Bonferroni-normal max |z| {old / runs:.3f})  "
+                f"[{runs} runs, {'iid' if iid else 'within blocks'}]",
+                flush=True,
+            )
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     stored = sorted(
@@ -87,7 +151,20 @@ def main() -> int:
     p.add_argument("--false-alarms", type=int, default=0, help="N fresh blocks: the alarm rate")
     p.add_argument("--tasks", type=int, default=None, help="runs of N tasks (default: a block)")
     p.add_argument("--first-seed", type=int, default=5000, help="--false-alarms' first seed")
+    p.add_argument(
+        "--calibration",
+        type=int,
+        nargs="?",
+        const=4000,
+        default=0,
+        metavar="RUNS",
+        help="flag rates and power on resampled per-task pools (RUNS a cell)",
+    )
     args = p.parse_args()
+    if args.calibration:
+        for env in ("math", "tools", "navigation"):
+            calibration(env, args.calibration)
+        return 0
     if args.false_alarms:
         for env in args.env:
             false_alarms(env, args.false_alarms, args.all, args.tasks, args.first_seed)

@@ -39,5 +39,5 @@ def test_five_and_ten_task_runs_are_checked_against_the_same_table(env: str) -> 
         assert [n for n, _ in run.values()] == [size, size]
         lines, alarm = drift_lines(table, run, KEYS, applies=True)
         text = "\n".join(lines)
-        assert "joint test: max |z|" in text and "DRIFT" not in text, text
+        assert "joint test over 2 coalitions: max |z|" in text and "DRIFT" not in text, text
         assert not alarm, text
