@@ -10,10 +10,15 @@ generator may sort its tasks by difficulty). Until the first block is
 admitted, fresh task blocks are issued (complete blocks never hurt). With
 deterministic sampling (temperature 0 or a fixed seed) a repeat of the same
 (coalition, task) would replay the same answers, so each pair runs once and
-the task pool bounds the run. It stops when every interval is narrower than
-the target with at least 20 tasks in (see
+the task pool bounds the run. Single coalitions go first to the tasks that
+already hold the most of the others (filling in blocks keeps the pairing by
+task), and when no untouched task is left a block suggestion completes the
+used tasks instead (their missing coalitions): a run that switched between
+singles and blocks used to need an untouched task, find none and end with
+most of its pairs unrun. It stops when its rule holds (see
 :meth:`attribution.service.AttributionService.done`), at ``max_episodes``, or
-when the tasks are used up.
+when every (coalition, task) pair has run; the stop reason then says how
+much of the possible work was done.
 """
 
 from __future__ import annotations
@@ -92,6 +97,8 @@ class AdaptiveScheduler:
                 block = self._fresh_block(model, repeats)
             else:
                 block = self._singles(model, [key for key, _ in suggestion.coalitions])
+                # that coalition ran on every task (deterministic): complete the others
+                block = block or self._complete(model, None)
         if block is None:
             few = len(self.tasks) < MIN_CLUSTERS
             wanted = (
@@ -100,14 +107,27 @@ class AdaptiveScheduler:
                 else stopping.describe(self.service.stop, self.target)
             )
             self.stop_reason = (
-                f"the tasks ran out before {wanted}; give more tasks (--tasks) or a dataset"
+                f"the tasks ran out before {wanted} ({self._work()}); give more tasks "
+                "(--tasks) or a dataset"
                 + (f": the stop needs {MIN_CLUSTERS} tasks or more" if few else "")
             )
         return block
 
+    def _work(self) -> str:
+        """How much of the possible (coalition, task) work has run: done and left."""
+        possible = sum(len(self._keys(t)) for t in self.tasks) * len(self.test_models)
+        done = sum(
+            1
+            for m in self.test_models
+            for t in self.tasks
+            for k in self._keys(t)
+            if self._uses[(m, k, t.id)]
+        )
+        return f"{done:,} of {possible:,} (coalition, task) pairs run, {possible - done:,} left"
+
     def _finished(self) -> bool:
         if self.max_episodes is not None and self.issued >= self.max_episodes:
-            self.stop_reason = f"issued --max-episodes {self.max_episodes}"
+            self.stop_reason = f"issued --max-episodes {self.max_episodes} ({self._work()})"
             return True
         if self.service.done(self.target):
             self.stop_reason = stopping.describe(self.service.stop, self.target)
@@ -149,7 +169,28 @@ class AdaptiveScheduler:
                         specs.append(spec)
             return self._block(specs, task.id)
         self._next_fresh[model] = i
-        return None
+        return self._complete(model, repeats)
+
+    def _complete(self, model: str, repeats: dict[str, int] | None) -> Block | None:
+        """No untouched task left: the listed coalitions a used task lacks, fullest task first.
+
+        Filling in a task's missing coalitions is the step that keeps the
+        pairing by task when fresh tasks are gone; the run ends only when no
+        task lacks any of them.
+        """
+        best: tuple[int, Task, list[str]] | None = None
+        for task in self.tasks:
+            keys = self._keys(task)
+            missing = [
+                k for k in (repeats or keys) if k in keys and not self._uses[(model, k, task.id)]
+            ]
+            if missing and (best is None or len(missing) < best[0]):
+                best = (len(missing), task, missing)
+        if best is None:
+            return None
+        _, task, missing = best
+        specs = [s for s in (self._spec(model, k, task) for k in missing) if s is not None]
+        return self._block(specs, task.id)
 
     def _singles(self, model: str, keys: list[str]) -> Block | None:
         """One episode per key, each on a least-used task (ties broken at random)."""
@@ -161,9 +202,13 @@ class AdaptiveScheduler:
             if not candidates:
                 continue
             low = min(self._uses[(model, key, t.id)] for t in candidates)
-            task = self._rng.choice(
-                [t for t in candidates if self._uses[(model, key, t.id)] == low]
-            )
+            least = [t for t in candidates if self._uses[(model, key, t.id)] == low]
+            # among those, the tasks holding the most other coalitions: fill blocks in
+            held = {
+                t.id: sum(bool(self._uses[(model, k, t.id)]) for k in self._keys(t)) for t in least
+            }
+            most = max(held.values())
+            task = self._rng.choice([t for t in least if held[t.id] == most])
             spec = self._spec(model, key, task)
             if spec is not None:
                 specs.append(spec)
