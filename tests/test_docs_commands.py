@@ -152,6 +152,13 @@ RULES: tuple[Rule, ...] = (
         why="tests/test_ray_executor.py runs this command line through the CLI; starting a "
         "Ray cluster again here would cost about a minute of both cores",
     ),
+    Rule(
+        "Inspect task (docs/inspect.md, examples/inspect)",
+        rf"-m {RUN_MODULE} .*--inspect ",
+        "parse",
+        why="tests/test_inspect_example.py runs the example's README command in full and "
+        "tests/test_inspect_cli.py the theory-of-mind one; parsing loads the task",
+    ),
     Rule("resume", rf"-m {RUN_MODULE} .*--resume", "run", extra=("--progress", "off")),
     Rule("evaluation", rf"-m {RUN_MODULE}(\s|$)", "run", extra=(*SHORT_RUN, *NO_PLOTS)),
     Rule("report", r"-m agentbus(?:\.app)?\.report(\s|$)", "run", extra=("--quiet", "--no-plots")),
