@@ -1,6 +1,6 @@
 """The skip mark for tests that need the agent sandbox (bubblewrap) to run here.
 
-``Isolation().check()`` is what ``agentbus.run`` itself asks before it starts a
+``check(Isolation())`` is what ``agentbus.run`` itself asks before it starts a
 sandboxed agent, so a test is skipped exactly where a user's run would stop
 with the one-line "install bubblewrap" error, with the reason in the report.
 """
@@ -10,12 +10,13 @@ from __future__ import annotations
 import pytest
 
 from agentbus.gateway.isolation import Isolation
+from agentbus.gateway.sandbox import check
 
 
 def sandbox_works() -> bool:
     """Whether a sandboxed agent can start on this machine."""
     try:
-        Isolation().check()
+        check(Isolation())
     except Exception:
         return False
     return True

@@ -30,6 +30,7 @@ from agentbus.app import external
 from agentbus.app.config import RunConfig
 from agentbus.errors import UserError
 from agentbus.gateway.isolation import Isolation
+from agentbus.gateway.sandbox import check
 from tests.sandbox_marks import needs_bwrap
 
 CANARY = "sk-canary-isolation-40f1c2"
@@ -202,8 +203,8 @@ def test_missing_bubblewrap_is_one_line_naming_package_and_flag(
 ) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(UserError) as stopped:
-        Isolation().check()
+        check(Isolation())
     assert "bubblewrap package" in str(stopped.value) and "--agent-isolation none" in str(
         stopped.value
     )
-    Isolation(mode="none").check()  # nothing to check
+    check(Isolation(mode="none"))  # nothing to check

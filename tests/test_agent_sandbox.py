@@ -1,8 +1,11 @@
-"""A command agent's sandbox and output caps, at the runner (issue 40, items 1 and 3).
+"""A command agent's sandbox and output caps, at the runner (issues 40 and 47).
 
-* in the sandbox the agent sees only its own processes, a private ``/tmp``
-  (``TMPDIR`` points there), a read-only host with its working directory
-  writable, and its memory limit;
+* in the sandbox the agent sees only its own processes and an allowlist: its
+  code, its interpreter, the system directories and ``--agent-path``, not
+  the directory agentbus was started in, the host's ``/tmp``, the run
+  directory or home; it writes only a fresh private ``/tmp`` (its working
+  directory and ``TMPDIR``), is not root, and its whole tree, files
+  included, is held to its memory limit where a cgroup can be made;
 * past the output cap on stdout or stderr it is killed and fails naming the
   cap; a result line longer than its cap fails naming that cap; what fits is
   read as before.
@@ -16,6 +19,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from agentbus.gateway import cgroups
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import Isolation
 from agentbus.gateway.runners import AgentFailed, CommandAgent, HttpAgent
@@ -32,13 +36,22 @@ CTX = AgentContext(
 
 
 PROBE = r"""
-import json, os, sys, tempfile
+import json, os, subprocess, sys, tempfile
 json.load(sys.stdin)
 out = {"pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}
 out["tmpdir"] = tempfile.gettempdir()
-out["outside_visible"] = os.path.exists(os.environ["OUTSIDE"])
-open("written-here", "w").write("ok")
-for target in ("/etc/agentbus-probe", os.environ["OUTSIDE"] + "/x"):
+out["cwd"] = os.getcwd()
+out["uid"] = os.getuid()
+out["status_uid"] = open("/proc/self/status").read().split("Uid:")[1].split()[0]
+here = os.path.dirname(os.path.abspath(__file__))
+out["code_dir"] = sorted(os.listdir(here))
+for name in ("LAUNCH", "OUTSIDE", "HIDDEN", "HOSTHOME"):
+    out[name] = os.path.exists(os.environ[name])
+out["extra"] = open(os.environ["EXTRA"] + "/data.txt").read()
+with open("written-here", "w") as f:
+    f.write("ok")
+out["private"] = sorted(os.listdir("."))
+for target in ("/etc/agentbus-probe", here + "/x", "/usr/agentbus-probe"):
     try:
         open(target, "w").close()
         out[target] = "written"
@@ -49,32 +62,56 @@ try:
     out["big"] = "allocated"
 except MemoryError:
     out["big"] = "refused"
+# the tree's memory, its private directory included: 4 children of 200 MiB and 400 MiB of files
+kids = [subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(200 << 20); "
+        "b[::4096] = b'x' * len(b[::4096]); time.sleep(2)"]) for _ in range(4)]
+try:
+    with open("big.bin", "wb") as f:
+        for _ in range(400):
+            f.write(b"z" * (1 << 20))
+    out["files"] = "written"
+except OSError as exc:
+    out["files"] = exc.strerror
+out["kids"] = [k.wait() for k in kids]
 print(json.dumps({"answer": out}))
 """
 
 
 @needs_bwrap
-async def test_sandbox_shows_only_the_agent_and_a_read_only_host(
+async def test_sandbox_shows_only_the_allowlist_and_a_private_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    work, outside = tmp_path / "work", tmp_path / "outside"
-    work.mkdir()
-    outside.mkdir()
-    (work / "probe.py").write_text(PROBE)
-    monkeypatch.setenv("OUTSIDE", str(outside))
-    monkeypatch.setattr("agentbus.gateway.runners.PASSED_ENV", ("PATH", "OUTSIDE"))
-    agent = CommandAgent(
-        f"{sys.executable} probe.py", cwd=work, isolation=Isolation(memory_mb=1024, cpu_s=30)
-    )
-    seen = (await agent.run({"id": "t1"}, CTX))["answer"]
-    assert len(seen["pids"]) <= 3 and os_pid_absent(seen["pids"])
-    assert seen["tmpdir"] == "/tmp"
-    assert seen["outside_visible"] is False  # the host's /tmp is not the agent's
-    assert (work / "written-here").read_text() == "ok"
-    assert seen["/etc/agentbus-probe"] == "Read-only file system"
-    assert seen[f"{outside}/x"] in ("Read-only file system", "No such file or directory")
-    assert not (outside / "x").exists()
-    assert seen["big"] == "refused"  # 3 GiB past the 1024 MiB memory limit
+    """The agent sees its code, its interpreter, the system and --agent-path; writes only its
+    own directory; is not root; and its tree (files included) is held to its memory limit."""
+    code, launch, outside = tmp_path / "code", tmp_path / "launch", tmp_path / "outside"
+    hidden, home, extra = tmp_path / "run", tmp_path / "home", tmp_path / "extra"
+    for d in (code, launch, outside, hidden, home, extra):
+        d.mkdir()
+    (code / "probe.py").write_text(PROBE)
+    (extra / "data.txt").write_text("given")
+    env = {"LAUNCH": launch, "OUTSIDE": outside, "HIDDEN": hidden, "HOSTHOME": home}
+    for name, path in {**env, "EXTRA": extra}.items():
+        monkeypatch.setenv(name, str(path))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr("agentbus.gateway.runners.PASSED_ENV", ("PATH", "HOME", *env, "EXTRA"))
+    isolation = Isolation(memory_mb=512, cpu_s=30, paths=(extra,), hidden=(hidden,))
+    agent = CommandAgent(f"{sys.executable} {code / 'probe.py'}", cwd=launch, isolation=isolation)
+    try:
+        seen = (await agent.run({"id": "t1"}, CTX))["answer"]
+    finally:
+        await agent.aclose()
+    assert len(seen["pids"]) <= 8 and os_pid_absent(seen["pids"])
+    assert seen["tmpdir"] == seen["cwd"] == "/tmp" and "written-here" in seen["private"]
+    assert seen["code_dir"] == ["probe.py"]
+    assert not any(seen[name] for name in env)  # launch dir, host /tmp, run dir, home
+    assert seen["extra"] == "given"
+    assert not (launch / "written-here").exists() and not (code / "written-here").exists()
+    assert seen["uid"] != 0 and seen["status_uid"] != "0"
+    for target in ("/etc/agentbus-probe", f"{code}/x", "/usr/agentbus-probe"):
+        assert seen[target] in ("Read-only file system", "Permission denied"), target
+    assert seen["big"] == "refused"  # 3 GiB past the 512 MiB limit
+    if cgroups.available().startswith("cgroup"):  # the tree is counted: files plus children
+        assert seen["files"] != "written" or any(k != 0 for k in seen["kids"]), seen
 
 
 def os_pid_absent(pids: list[int]) -> bool:

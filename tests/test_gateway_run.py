@@ -86,10 +86,7 @@ for module in ("planner", "critic", "helper"):
 seen["responses"]["models"] = call("/models")
 hello = {"model": "helper", "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}]}
 seen["responses"]["anthropic"] = call("/messages", hello, anthropic=True)
-name = os.environ["AGENTBUS_TASK_ID"] + "-" + os.urandom(6).hex()  # pids repeat per sandbox
-with open(os.path.join(task["spy_dir"], name + ".json"), "w") as fh:
-    json.dump(seen, fh)
-print(json.dumps({"answer": "x"}))
+print(json.dumps({"answer": "x", "seen": seen}))  # it can write nothing outside its sandbox
 """
 
 
@@ -122,16 +119,11 @@ def upstream() -> Iterator[str]:
 def test_agent_never_sees_a_provider_key_and_off_modules_are_refused(
     tmp_path: Path, upstream: str
 ) -> None:
-    spy_dir = tmp_path / "spy"
-    spy_dir.mkdir()
     (tmp_path / "spy.py").write_text(SPY)
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(
         "".join(
-            json.dumps(
-                {"id": f"t{i}", "question": f"{i} + 1?", "answer": "x", "spy_dir": str(spy_dir)}
-            )
-            + "\n"
+            json.dumps({"id": f"t{i}", "question": f"{i} + 1?", "answer": "x"}) + "\n"
             for i in range(2)
         )
     )
@@ -151,13 +143,12 @@ def test_agent_never_sees_a_provider_key_and_off_modules_are_refused(
         tmp_path,
         venv_env(**canaries),
     )  # fmt: skip
-    records = sorted(spy_dir.glob("*.json"))
+    records = [e["outcome"]["details"]["result"]["seen"] for e in ended_episodes(run_dir)]
     assert len(records) == 8  # 2 tasks x 4 coalitions
-    for path in records:
-        text = path.read_text()
+    for seen in records:
+        text = json.dumps(seen)
         for value in canaries.values():
-            assert value not in text, f"{value} reached the agent ({path.name})"
-        seen = json.loads(text)
+            assert value not in text, f"{value} reached the agent ({seen['stdin']['id']})"
         off = (
             seen["env"]["AGENTBUS_OFF_SLOTS"].split(",")
             if seen["env"]["AGENTBUS_OFF_SLOTS"]
@@ -195,11 +186,12 @@ def test_node_example_through_agent_cmd(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     _run(
         [
-            "--agent-cmd", "node agent.mjs", "--dataset", "tasks.jsonl", "--limit", "3",
+            "--agent-cmd", "node examples/node_agent/agent.mjs", "--dataset",
+            "examples/node_agent/tasks.jsonl", "--limit", "3",
             "--slots", "planner,solver,critic", "--sim-speed", "0", "--no-plots",
             "--progress", "off", "--run-dir", str(run_dir),
         ],
-        example,
+        ROOT,  # as the README says (the sandbox shows the agent its folder, node_modules too)
         venv_env(),
     )  # fmt: skip
     episodes = ended_episodes(run_dir)

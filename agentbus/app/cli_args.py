@@ -156,7 +156,9 @@ def parser() -> OneLineParser:
     )
     a("--agent-isolation", choices=("sandbox", "none"), help="where --agent-cmd runs (sandbox)")
     a("--agent-workers", action="store_true", default=None, help="--agent-cmd as workers")
-    a("--agent-memory-mb", type=int, help="memory limit per sandboxed agent process (4096)")
+    a("--agent-memory-mb", type=int, help="memory of a sandboxed agent's process tree (4096)")
+    a("--agent-disk-mb", type=int, help="size of a sandboxed agent's private directory (1024)")
+    a("--agent-path", dest="agent_paths", type=_csv, help="more paths a sandboxed agent reads")
     a("--agent-output-mb", type=float, help="MiB an agent command may print per stream (64)")
     a("--gateway-body-mb", type=float, help="largest request body the gateway reads (16)")
     a("--responses-remote", action="store_true", default=None, help="MCP/store in /v1/responses")
@@ -273,6 +275,8 @@ FLAT_KEYS = (
     "agent_isolation",
     "agent_workers",
     "agent_memory_mb",
+    "agent_disk_mb",
+    "agent_paths",
     "agent_output_mb",
     "gateway_body_mb",
     "responses_remote",

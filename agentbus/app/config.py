@@ -122,8 +122,12 @@ class RunConfig(BaseModel):
     agent_isolation: Literal["sandbox", "none"] = "sandbox"
     #: --agent-cmd as long-lived workers, one episode at a time each (JSON lines)
     agent_workers: bool = False
-    #: memory (data) limit of each sandboxed command agent process, MiB
+    #: memory of a sandboxed command agent's process tree, its private directory included, MiB
     agent_memory_mb: int = Field(default=4096, ge=64)
+    #: size of each command agent's private directory (a tmpfs in the sandbox), MiB
+    agent_disk_mb: int = Field(default=1024, ge=16)
+    #: paths a sandboxed command agent may read besides its interpreter and code
+    agent_paths: list[Path] = Field(default_factory=list)
     #: MiB a command agent may print on stdout, and again on stderr (then killed)
     agent_output_mb: float = Field(default=64.0, gt=0)
     #: largest request body the gateway reads, MiB

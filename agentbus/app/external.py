@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,9 +25,10 @@ from agentbus.core.environment import EnvSetup
 from agentbus.core.episode import ActorSpec
 from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
+from agentbus.gateway import sandbox
 from agentbus.gateway.actors import DRIVER, AgentDriver, DriverConfig, EpisodeLink, GatewaySlot
 from agentbus.gateway.environment import ExternalEnvironment
-from agentbus.gateway.isolation import NONE_WARNING, Isolation
+from agentbus.gateway.isolation import NONE_WARNING, Isolation, replay_isolation
 from agentbus.gateway.limits import MIB, Limits
 from agentbus.gateway.runners import AgentRunner, CallableAgent, CommandAgent, HttpAgent
 from agentbus.gateway.scorers import TRUST_RESULT, load_scorer
@@ -132,12 +133,31 @@ def load_tasks(config: RunConfig) -> EnvSetup:
 
 
 def isolation_of(config: RunConfig) -> Isolation:
-    """How the run confines command agents (the run directory stays read-only to them)."""
+    """How the run confines command agents (the run directory and cache stay out of sight)."""
+    hidden = [p for p in (config.run_dir, config.llm.cache_dir) if p is not None]
     return Isolation(
         mode=config.agent_isolation,
         memory_mb=config.agent_memory_mb,
         cpu_s=config.agent_timeout_s,
-        readonly=(config.run_dir,) if config.run_dir is not None else (),
+        disk_mb=config.agent_disk_mb,
+        paths=tuple(config.agent_paths),
+        hidden=tuple(hidden),
+    )
+
+
+def replay_config(config: RunConfig, allow_none: bool, paths: Sequence[Path] = ()) -> RunConfig:
+    """A run's config as a replay (blame) may use it: its agent isolation never looser than
+    the defaults, unless this command line says so (:func:`replay_isolation`)."""
+    if config.agent_cmd is None:
+        return config
+    safe = replay_isolation(isolation_of(config), allow_none=allow_none, paths=paths)
+    return config.model_copy(
+        update={
+            "agent_isolation": safe.mode,
+            "agent_memory_mb": safe.memory_mb,
+            "agent_disk_mb": safe.disk_mb,
+            "agent_paths": list(safe.paths),
+        }
     )
 
 
@@ -160,7 +180,7 @@ def make_runner(config: RunConfig, cwd: Path | None = None) -> AgentRunner:
         return inspect_run.make_runner(config)
     if config.agent_cmd is not None:
         isolation = isolation_of(config)
-        isolation.check()
+        sandbox.check(isolation)
         kind = WorkerAgent if config.agent_workers else CommandAgent
         return kind(
             config.agent_cmd,

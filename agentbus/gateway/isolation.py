@@ -1,27 +1,29 @@
-"""Where a command agent runs: a bubblewrap sandbox (the default) or beside agentbus.
+"""Where a command agent runs: a bubblewrap sandbox by allowlist (the default) or beside agentbus.
 
 A command agent is untrusted code: models act through it, and a code-writing
-agent runs whatever the model writes. Run beside agentbus (``--agent-isolation
-none``) it is a process of the same user: it can read agentbus's
-``/proc/PID/environ`` and memory (the provider keys) and every sibling agent's
-environment (their episode tokens, which spend modules its own coalition has
-switched off). In the sandbox it has its own PID, IPC and UTS namespaces and
-a fresh ``/proc`` (it sees only its own processes), no capabilities, the host
-filesystem read-only except its working directory and a private ``/tmp``,
-and limits on memory (data) and CPU time. The network is shared: the agent
-must reach the gateway on loopback and whatever services it uses itself.
+agent runs whatever the model writes. In the sandbox
+(:mod:`agentbus.gateway.sandbox`) it sees, read-only, only what
+:mod:`agentbus.gateway.sandbox_paths` lists (system directories, its
+interpreter and packages, its own code, ``--agent-path``), and writes only
+a fresh private directory of its own (a sized tmpfs, its working directory,
+``HOME`` and ``TMPDIR``) that is gone when the episode ends; it has its own
+PID, IPC and UTS namespaces, an unprivileged user (never the host's root),
+no capabilities, and limits on its whole process tree. The network is
+shared: the agent must reach the gateway on loopback and whatever services
+it uses itself.
+
+``--agent-isolation none`` runs it beside agentbus as the same user, in a
+fresh private directory per episode too (so no episode, and no replay,
+finds what another left), but able to read agentbus's ``/proc/PID/environ``
+and memory (the provider keys) and its siblings' tokens.
 
 bubblewrap is a small setuid-free tool (the ``bubblewrap`` package) that
-Flatpak uses; starting a sandbox costs a few milliseconds (see
-``benchmarks/gateway.py``).
+Flatpak uses; the per-episode cost is measured in ``benchmarks/gateway.py``.
 """
 
 from __future__ import annotations
 
-import resource
-import shutil
-import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -41,88 +43,76 @@ MISSING = (
     "install the bubblewrap package (apt install bubblewrap), or pass --agent-isolation none"
 )
 
+#: defaults of the limits (the run's flags; blame never runs looser ones from a manifest)
+MEMORY_MB = 4096
+DISK_MB = 1024
+PIDS = 256
+
 
 @dataclass(frozen=True)
 class Isolation:
-    """How each command agent process is confined (one per run, shared by its episodes)."""
+    """How each command agent process is confined (one per run, shared by its episodes).
+
+    :func:`agentbus.gateway.sandbox.check` says whether it can start here.
+    """
 
     mode: Mode = "sandbox"
-    #: data limit of each agent process (RLIMIT_DATA: heap and private writable mappings),
-    #: MiB; not the address space, which WebAssembly reserves by the gigabyte (Node's
-    #: fetch runs on it) without using it (None: no limit)
-    memory_mb: int | None = 4096
-    #: CPU seconds per agent process (None: no limit; the wall-clock limit still holds)
+    #: memory of the agent's whole process tree, its private directory included, MiB
+    #: (``--agent-memory-mb``; a cgroup where one can be made; each process's data
+    #: limit too: heap and private mappings, not the address space, which WebAssembly
+    #: reserves by the gigabyte without using it). None: no limit
+    memory_mb: int | None = MEMORY_MB
+    #: CPU seconds of the whole tree (None: no limit; the wall-clock limit still holds)
     cpu_s: float | None = None
-    #: paths inside the working directory that stay read-only (the run directory)
-    readonly: tuple[Path, ...] = field(default_factory=tuple)
-
-    def check(self) -> None:
-        """Stop the run in one line when the sandbox cannot start (no bwrap, no namespaces)."""
-        if self.mode == "none":
-            return
-        bwrap = shutil.which("bwrap")
-        if bwrap is None:
-            raise UserError(MISSING)
-        probe = subprocess.run(
-            self.wrap(["true"], Path("/")),
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        if probe.returncode != 0:
-            reason = (probe.stderr.strip().splitlines() or ["no reason given"])[-1]
-            raise UserError(
-                f"the bubblewrap sandbox does not start here ({reason}); "
-                "allow user namespaces, or pass --agent-isolation none"
-            )
-
-    def wrap(self, argv: Sequence[str], cwd: Path) -> list[str]:
-        """``argv`` as run in this mode (unchanged for ``none``)."""
-        if self.mode == "none":
-            return list(argv)
-        work = str(cwd.resolve())
-        out = [
-            shutil.which("bwrap") or "bwrap",
-            "--ro-bind", "/", "/",
-            "--dev", "/dev",
-            "--proc", "/proc",
-            "--tmpfs", "/tmp",
-            "--tmpfs", "/dev/shm",
-            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--cap-drop", "ALL",
-            "--die-with-parent", "--new-session",
-        ]  # fmt: skip
-        if work != "/":
-            out += ["--bind", work, work]
-        for path in self.readonly:
-            resolved = path.resolve()
-            if resolved.is_relative_to(work) and resolved.exists():
-                out += ["--ro-bind", str(resolved), str(resolved)]
-        out += ["--chdir", work, "--"]
-        return out + list(argv)
-
-    def env(self, env: dict[str, str]) -> dict[str, str]:
-        """The environment inside: the private ``/tmp`` is the agent's temporary directory."""
-        if self.mode == "none":
-            return env
-        return {**env, "TMPDIR": "/tmp"}
-
-    def limits(self) -> Callable[[], None] | None:
-        """A pre-exec hook setting the resource limits (None when there are none)."""
-        if self.mode == "none" or (self.memory_mb is None and self.cpu_s is None):
-            return None
-        memory = None if self.memory_mb is None else self.memory_mb * 1024 * 1024
-        cpu = None if self.cpu_s is None else max(1, int(self.cpu_s + 0.999))
-
-        def apply() -> None:  # runs in the child between fork and exec: async-signal-safe calls
-            if memory is not None:
-                resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
-            if cpu is not None:
-                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
-
-        return apply
+    #: size of the private directory (tmpfs), MiB (``--agent-disk-mb``)
+    disk_mb: int = DISK_MB
+    #: processes (and threads) of the tree at once, where a cgroup can count them
+    pids: int = PIDS
+    #: extra paths the agent may read (``--agent-path``)
+    paths: tuple[Path, ...] = ()
+    #: places never shown whole, beside agentbus's working directory and home
+    #: (the run directory, the LLM cache)
+    hidden: tuple[Path, ...] = field(default_factory=tuple)
 
 
 NONE = Isolation(mode="none")
 
-__all__ = ["MISSING", "NONE", "NONE_WARNING", "Isolation", "Mode"]
+
+def replay_isolation(run: Isolation, *, allow_none: bool, paths: Sequence[Path] = ()) -> Isolation:
+    """The isolation a replay of a run may use: the run's, never looser than the defaults.
+
+    A run directory is data: its manifest could have been edited. So
+    ``--agent-isolation none`` read from it stops the replay in one line unless
+    the replay's own command line says so too; ``--agent-path`` entries must be
+    given again on that command line (a path only the manifest names is
+    refused); limits above the defaults are brought down to them.
+    """
+    if run.mode == "none" and not allow_none:
+        raise UserError(
+            "this run's agent ran with --agent-isolation none; a replay reads that from the "
+            "run directory, which anyone could have edited: pass --agent-isolation none on "
+            "this command line to replay it unsandboxed"
+        )
+    given = {p.resolve() for p in paths}
+    for path in run.paths:
+        if path.resolve() not in given:
+            raise UserError(
+                f"this run's agent could read {path} (--agent-path); pass --agent-path {path} "
+                "on this command line to let the replay read it too"
+            )
+
+    def lower(value: int | None, default: int) -> int:
+        return default if value is None else min(value, default)
+
+    return Isolation(
+        mode="none" if allow_none else "sandbox",
+        memory_mb=lower(run.memory_mb, MEMORY_MB),
+        cpu_s=run.cpu_s,
+        disk_mb=lower(run.disk_mb, DISK_MB),
+        pids=lower(run.pids, PIDS),
+        paths=tuple(paths),
+        hidden=run.hidden,
+    )
+
+
+__all__ = ["MISSING", "NONE", "NONE_WARNING", "Isolation", "Mode", "replay_isolation"]

@@ -10,7 +10,10 @@ A command agent gets a clean environment: the variables of
 :data:`PASSED_ENV` (PATH, HOME, locale...) and the gateway's, nothing else, so
 no provider key in agentbus's own environment can reach it. Each command runs
 in its own process group; on its time limit (or when the episode is cancelled)
-the whole group is killed, children included.
+the whole group is killed, children included. Each process starts in a fresh
+private directory of its own (:mod:`agentbus.gateway.sandbox`), never
+agentbus's working directory: what one episode leaves there, no other
+episode and no replay sees.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from agentbus.errors import InfraError, UserError
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.deadline import agent_deadline
 from agentbus.gateway.isolation import NONE, Isolation
+from agentbus.gateway.sandbox import Launch, Sandbox
 from agentbus.gateway.scorers import load_callable
 from agentbus.inputs import json_object
 
@@ -177,26 +181,65 @@ class CommandProcesses:
         self.result_cap = result_cap
         self.limiter = anyio.CapacityLimiter(max_processes)
         self.started = 0
+        launch_dir = self.cwd if self.cwd is not None else Path.cwd()
+        view_env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+        self.sandbox = Sandbox(self.isolation, self.argv, launch_dir, view_env)
 
-    async def _spawn(self, env: dict[str, str], **options: Any) -> asyncio.subprocess.Process:
-        """Start the command with piped stdio; a start that fails is the agent's failure."""
-        cwd = self.cwd if self.cwd is not None else Path.cwd()
+    async def _spawn(
+        self, env: dict[str, str], **options: Any
+    ) -> tuple[asyncio.subprocess.Process, Launch]:
+        """Start the command with piped stdio in a fresh private directory of its own.
+
+        A start that fails is the agent's failure. The caller closes the
+        :class:`Launch` once the process has ended (its group, its folder).
+        """
+        launch = self.sandbox.launch(env)
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.isolation.wrap(self.argv, cwd),
+                *launch.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=self.isolation.env(env),
-                cwd=cwd,
+                env=launch.env,
+                cwd=launch.cwd,
+                pass_fds=launch.fds,
                 start_new_session=True,  # its own process group, killed as one
-                preexec_fn=self.isolation.limits(),
+                preexec_fn=launch.preexec,
                 **options,
             )
         except OSError as exc:
+            launch.close()
             raise AgentFailed(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
         self.started += 1
-        return proc
+        return proc, launch
+
+    def _why(self, launch: Launch, stderr: str) -> str:
+        """What the sandbox adds to a failure: a memory limit reached, a path it hides."""
+        if launch.group is not None and launch.group.out_of_memory():
+            return (
+                f" (the agent's processes reached their memory limit of "
+                f"{self.isolation.memory_mb} MiB, --agent-memory-mb; files in its private "
+                "directory count)"
+            )
+        return self.sandbox.explain(stderr)
+
+    async def _watch_cpu(
+        self, proc: asyncio.subprocess.Process, launch: Launch, over: list[str]
+    ) -> None:
+        """Kill the tree once its CPU time (all its processes) passes the limit."""
+        limit = self.isolation.cpu_s
+        if limit is None or launch.group is None or launch.group.usage_ns() is None:
+            return
+        while proc.returncode is None:
+            used = launch.group.usage_ns() or 0
+            if used > limit * 1e9:
+                over.append(f"its processes used more than {limit:g}s of CPU time together")
+                _kill_group(proc.pid)
+                return
+            await anyio.sleep(0.25)
+
+    async def aclose(self) -> None:
+        self.sandbox.close()
 
 
 class CommandAgent(CommandProcesses):
@@ -213,16 +256,18 @@ class CommandAgent(CommandProcesses):
             return await self._run(task, ctx)
 
     async def _run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
-        proc = await self._spawn(child_env(ctx))
+        proc, launch = await self._spawn(child_env(ctx))
         out = _Tail(self.result_cap + 1, "stdout")
         err = _Tail(STDERR_TAIL * 4, "stderr")
         over: list[str] = []
+        cpu: list[str] = []
         try:
             with agent_deadline(self.time_limit_s):  # less its calls' waits for a model slot
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._feed, proc, orjson.dumps(task) + b"\n")
                     tg.start_soon(self._drain, proc.stdout, out, tg.cancel_scope, over)
                     tg.start_soon(self._drain, proc.stderr, err, tg.cancel_scope, over)
+                    tg.start_soon(self._watch_cpu, proc, launch, cpu)
                 if over:
                     raise AgentFailed(
                         f"agent command printed more than the output cap of "
@@ -237,11 +282,16 @@ class CommandAgent(CommandProcesses):
             _kill_group(proc.pid)  # at its limit, past a cap, or the children it left behind
             with anyio.CancelScope(shield=True):
                 await _reap(proc)
+                why = self._why(launch, err.text()[-STDERR_TAIL:])
+                launch.close()
+        if cpu:
+            raise AgentFailed(f"agent command: {cpu[0]}; killed")
         if proc.returncode != 0:
             tail = err.text()[-STDERR_TAIL:].strip()
             raise AgentFailed(
                 f"agent command exited with status {proc.returncode}"
                 + (f": {tail}" if tail else "")
+                + why
             )
         stdout = out.text()
         value = last_json_object(stdout)
@@ -251,7 +301,7 @@ class CommandAgent(CommandProcesses):
                     f"agent command's result line is longer than the result cap of "
                     f"{_size(self.result_cap)}"
                 )
-            raise AgentFailed("agent command printed no JSON object line on stdout")
+            raise AgentFailed("agent command printed no JSON object line on stdout" + why)
         return _result(value, "agent command")
 
     @staticmethod
@@ -278,9 +328,6 @@ class CommandAgent(CommandProcesses):
                 over.append(tail.name)
                 scope.cancel()
                 return
-
-    async def aclose(self) -> None:
-        return None
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:

@@ -15,9 +15,12 @@ and base URL are fresh per episode and stop working when it ends, so a
 worker must build its clients from each line, not from its environment
 (which carries no token). Workers run isolated like every command agent
 (:mod:`agentbus.gateway.isolation`; CPU seconds are not limited, since
-they add up over a worker's life). A worker that crashes, runs past the
-time limit, prints past a cap or answers with something that is no result
-fails that episode and is replaced by a fresh one for the next.
+they add up over a worker's life), each in its own private directory for
+its life: what it keeps there, or in memory, the episodes it serves later
+see, as a worker is meant to; no other worker and no replay does. A worker
+that crashes, runs past the time limit, prints past a cap or answers with
+something that is no result fails that episode and is replaced by a fresh
+one for the next.
 """
 
 from __future__ import annotations
@@ -42,14 +45,16 @@ from agentbus.gateway.runners import (
     _size,
     _Tail,
 )
+from agentbus.gateway.sandbox import Launch
 from agentbus.inputs import json_object
 
 
 class _Worker:
     """One running worker process and the tail of its stderr."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, launch: Launch) -> None:
         self.proc = proc
+        self.launch = launch
         self.err = _Tail(STDERR_TAIL * 4, "stderr")
         self.served = 0
 
@@ -67,7 +72,7 @@ class WorkerAgent(CommandProcesses):
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         env["AGENTBUS_WORKER"] = "1"
         # asyncio's line limit: a longer line is refused while it is read
-        return _Worker(await self._spawn(env, limit=self.result_cap + 1))
+        return _Worker(*await self._spawn(env, limit=self.result_cap + 1))
 
     async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
         async with self.limiter:
@@ -114,6 +119,7 @@ class WorkerAgent(CommandProcesses):
             raise AgentFailed(
                 f"agent worker exited with status {proc.returncode} before its result"
                 + (f": {tail}" if tail else "")
+                + self._why(worker.launch, tail)
             )
         worker.served += 1
         return _result(found[0], "agent worker")
@@ -160,6 +166,7 @@ class WorkerAgent(CommandProcesses):
         for worker in workers:
             with anyio.CancelScope(shield=True):
                 await _stop(worker)
+        await super().aclose()
 
 
 async def _stop(worker: _Worker) -> None:
@@ -177,6 +184,7 @@ async def _stop(worker: _Worker) -> None:
                         if tail is not None:
                             tail.add(chunk)
         await proc.wait()
+    worker.launch.close()
 
 
 __all__ = ["WorkerAgent"]
