@@ -10,6 +10,7 @@ then lists the coalitions as evaluations side by side.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -95,7 +96,12 @@ def write_logs(loaded: LoadedTask, records: Iterable[EpisodeRecord], out_dir: Pa
 def _sample(record: EpisodeRecord) -> dict[str, Any] | None:
     result = record.outcome.details.get("result") or {}
     sample = (result.get("inspect") or {}).get("sample")
-    return sample if isinstance(sample, dict) else None
+    if not isinstance(sample, dict):
+        return None
+    for score in (sample.get("scores") or {}).values():
+        if isinstance(score, dict) and score.get("value") is None:
+            score["value"] = math.nan  # unscored: NaN in Inspect, null once stored as JSON
+    return sample
 
 
 def _scorer_name(samples: list[Any]) -> str:

@@ -1,0 +1,126 @@
+"""``--inspect``: the one-line refusals, a misnamed role, the Inspect logs and resume.
+
+* Without inspect-ai, ``--inspect`` says in one line how to install it
+  (runs everywhere: inspect-ai is hidden from the import system).
+* What the run cannot do is refused in one line before anything runs: a
+  sandbox, epochs without the same ``--repeats``, a task without a scorer,
+  ``--scorer`` beside ``--inspect``, a file that names no single task.
+* A typo in ``--slots`` (``critc``) stops the run after its first block, in
+  one line naming the role the solver called (``critic``) and the declared
+  slots; so does a declared role the solver never asks for.
+* Inspect's own theory-of-mind example (examples/inspect/theory_of_mind.py,
+  unchanged) runs offline to a table with ``--inspect-log``: every episode
+  is scored by its ``model_graded_fact`` (the grader role through the
+  gateway), each coalition's log reads back with Inspect's ``read_eval_log``
+  (task name and version, the roles' models, the samples), the results name
+  the task, and ``--resume`` runs nothing again.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agentbus.app.cli_args import parse_command
+from agentbus.app.inspect_run import loaded
+from agentbus.app.run import main
+from agentbus.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "inspect"
+ARITHMETIC = f"{EXAMPLE / 'arithmetic.py'}@arithmetic"
+SHORT = ["--sim-speed", "0", "--progress", "off", "--no-plots"]
+
+
+def test_without_inspect_ai_the_flag_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)  # as if not installed
+    loaded.cache_clear()
+    with pytest.raises(UserError) as err:
+        parse_command(["--inspect", ARITHMETIC, "--slots", "planner"])
+    message = str(err.value)
+    assert "pip install 'agentbus[inspect]'" in message and "\n" not in message
+
+
+TASK = """
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate
+
+@task
+def t():
+    return Task(dataset=[Sample(input="1 + 1?", target="2")], solver=generate(), {extra})
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "flags", "said"),
+    [
+        ('scorer=match(), sandbox="docker"', [], "uses an Inspect sandbox"),
+        ("scorer=match(), epochs=3", [], "give --repeats 3"),
+        ("", [], "has no scorer"),
+        ("scorer=match()", ["--scorer", "exact"], "scored by its own scorer"),
+        ("scorer=match()", ["--inspect", "nowhere.py@t"], "no such file"),
+    ],
+)
+def test_what_cannot_run_is_refused_in_one_line(
+    tmp_path: Path, extra: str, flags: list[str], said: str
+) -> None:
+    pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install 'agentbus[inspect]'")
+    task = tmp_path / "task.py"
+    task.write_text(TASK.format(extra=extra))
+    with pytest.raises(UserError) as err:
+        parse_command(["--inspect", f"{task}@t", "--slots", "model", *flags])
+    assert said in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("slots", "said"),
+    [
+        ("planner,solver,critc", "called module 'critic', which is no slot"),
+        ("planner,solver,critic,grader", "called slot 'grader'"),
+    ],
+)
+def test_a_misnamed_or_unused_role_stops_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], slots: str, said: str
+) -> None:
+    pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install 'agentbus[inspect]'")
+    argv = ["--inspect", ARITHMETIC, "--slots", slots, "--limit", "1", *SHORT]
+    assert main([*argv, "--run-dir", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert said in err[-1] and "misconfigured" in err[-1], err[-1]
+
+
+@pytest.mark.slow
+def test_inspect_docs_example_runs_offline_and_writes_inspect_logs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install 'agentbus[inspect]'")
+    from inspect_ai.log import read_eval_log
+
+    spec = f"{EXAMPLE / 'theory_of_mind.py'}@theory_of_mind"
+    run, logs = tmp_path / "run", tmp_path / "logs"
+    argv = ["--inspect", spec, "--slots", "model,grader", "--limit", "1", "--run-dir", str(run)]
+    assert main([*argv, *SHORT, "--inspect-log", str(logs)]) == 0
+    assert "Inspect task theory_of_mind, version 0" in capsys.readouterr().out
+    results = orjson.loads((run / "results.json").read_bytes())
+    assert results["workload"] == "Inspect task theory_of_mind, version 0"
+    assert results["gateway"]["agent_failures"] == 0, results["gateway"]
+    assert set(results["gateway"]["calls"]) == {"model", "grader"}, results["gateway"]
+    files = sorted(logs.glob("*.eval"))
+    assert len(files) == 4  # the four coalitions of two slots
+    log = read_eval_log(str(logs / "sim-strong_grader.eval"))
+    assert (log.eval.task, log.eval.task_version, log.eval.model) == (
+        "theory_of_mind",
+        0,
+        "sim:weak",
+    )
+    assert {k: v.model for k, v in (log.eval.model_roles or {}).items()} == {"grader": "sim:strong"}
+    assert log.samples is not None and len(log.samples) == 1
+    assert "model_graded_fact" in (log.samples[0].scores or {})
+    assert main(["--resume", str(run), "--progress", "off", "--no-plots"]) == 0
+    assert "0 run, 4 resumed" in capsys.readouterr().out
