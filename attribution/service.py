@@ -42,6 +42,7 @@ from attribution.collect import Collector
 from attribution.estimates import Estimates, NotEstimable
 from attribution.estimators import Estimator
 from attribution.exact import shapley_values
+from attribution.headline import headline
 from attribution.power import projection_note
 from attribution.results import (
     EXACT_MAX_SLOTS,
@@ -113,6 +114,9 @@ class AttributionService:
         if stop not in stopping.RULES:
             raise ValueError(f"unknown stop rule {stop!r}")
         self.stop = stop
+        #: the adaptive scheduler stopped because the rule was met (set by it, once): the
+        #: snapshot's ``done`` and headline keep saying so on data that arrive later
+        self.rule_met = False
         self._rng = np.random.default_rng(seed)
         for model in test_models:
             self.collector.game(model)
@@ -287,10 +291,12 @@ class AttributionService:
         if self.target_halfwidth is not None:
             snap["target_halfwidth"] = self.target_halfwidth
             snap["stop"] = self.stop
-            snap["done"] = self.done(self.target_halfwidth)
+            snap["done"] = self.rule_met or self.done(self.target_halfwidth)
         # an adaptive run is looked at (and stops) on the data: lead with the interval
         # that holds there (attribution.results.STOP_INTERVAL)
-        return lead_with_stop_interval(snap, self.stop if self.adaptive else None)
+        lead_with_stop_interval(snap, self.stop if self.adaptive else None)
+        snap["headline"] = headline(snap)  # the viewer's line: the console's words
+        return snap
 
     def not_estimable_reason(self, models: Mapping[str, Any] | None = None) -> str | None:
         """Why the live estimate cannot be shown yet; None once every model has one."""

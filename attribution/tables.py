@@ -17,6 +17,7 @@ from rich.text import Text
 
 from agentbus.coalitions import coalition_label
 from agentbus.core.outcome import AGENT_FAILURES
+from attribution.headline import headline
 from attribution.stop_interval import ANYTIME
 from attribution.variance import MIN_CLUSTERS
 
@@ -284,6 +285,7 @@ def to_markdown(results: Mapping[str, Any]) -> str:
         + f"Default model: `{default}`. Cells: value [{conf}%"
         f"{' anytime-valid' if results.get('interval') == ANYTIME else ''} interval]."
         + _interval_note(results)
+        + "".join(f"\n\n**{line}**" for line in headline(results))
     ]
     shift = results.get("shift")
     if shift:

@@ -1,117 +1,113 @@
-"""Blame accuracy against the simulator's own mistakes (issue 43), full size.
+"""Blame against injected mistakes (issue 49), on every environment and the gateway example.
 
-For each setting it runs a coalition evaluation on the simulator, then
-``python -m agentbus.blame`` on every failure of the all-default agent, and
-prints per setting:
+For each setting (``agentbus.app.blame_inject``): a near-perfect agent (profile
+``near``) is run cleanly, one mistake is injected at a random call of each
+success (up to three rounds, until the mistake makes the episode fail), and
+separately two; ``python -m agentbus.blame``'s own code then blames every
+failure of the all-default agent, repaired by ``fix`` (the same skills without
+the faults). Printed per setting and number of mistakes: step and module
+accuracy of blame and of four rules that need no replay (step 0, a random
+call, the earliest rolled mistake, a random rolled mistake), each with its
+95% Wilson interval, and the replays per failure.
 
-* failures blamed, how many reproduced from the run's cache (replayable);
-* found: failures with a decisive single call; none: failures no single
-  repaired call flips;
-* accuracy: decisive steps that are calls where the simulator rolled a
-  mistake (wrong or malformed), of those whose roll is known; false blame:
-  the rest;
-* replays per failure (the reproduction included) and single-call probes;
+``--weak-module ROLE`` adds the other setting: every module near-perfect but
+ROLE (the weak profile); the share of decisive verdicts naming ROLE, among
+failures whose all-``fix`` episode succeeded.
 
-each with ``--placebo 0`` (the first flip counts) and ``--placebo 4`` (the
-default: a flip must beat four resampled answers of the slot's own model).
-
-Settings: math (the default run: 30 tasks, four slots), git (30 tasks, four
-slots) and the plain-openai gateway example (60 tasks; a step is one gateway
-call). ``--quick`` shrinks each to a few tasks. Runs at --sim-speed 0.
-
-    python benchmarks/blame.py            # about 3-4 minutes on 2 cores
-    python benchmarks/blame.py --quick
+    python benchmarks/blame.py                  # 30 tasks each, long on 2 cores
+    python benchmarks/blame.py --tasks 12 --only tools
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
+import io
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import anyio
 import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-SETTINGS: dict[str, list[str]] = {
-    "math": ["--env", "math", "--tasks", "30"],
-    "git": ["--env", "git", "--tasks", "30"],
-    "plain-openai": [
-        "--agent",
-        "examples.plain_openai.agent:run",
-        "--dataset",
-        "examples/plain_openai/tasks.jsonl",
-        "--slots",
-        "planner,solver,critic",
-    ],
-}
-#: the blame command's --placebo settings compared on each run (4 is its default)
-PLACEBOS = (0, 4)
+from agentbus.app.blame import LOG, BlameOptions, load_records  # noqa: E402
+from agentbus.app.blame_cmd import blame  # noqa: E402
+from agentbus.app.blame_inject import (  # noqa: E402
+    REPAIR,
+    inject,
+    run_with,
+    weak_module_config,
+)
+from agentbus.app.blame_truth import score, truth_lines, wilson  # noqa: E402
 
-QUICK = {"math": ["--tasks", "8"], "git": ["--tasks", "8"], "plain-openai": ["--limit", "12"]}
+ENVS = ("math", "ticket", "navigation", "shopping", "tools", "robot", "git", "os", "atp")
+GATEWAY = [
+    "--agent",
+    "examples.plain_openai.agent:run",
+    "--dataset",
+    "examples/plain_openai/tasks.jsonl",
+    "--slots",
+    "planner,solver,critic",
+]
 
 
-def run(name: str, quick: bool, root: Path) -> list[dict[str, object]]:
-    run_dir = root / name
-    argv = [sys.executable, "-m", "agentbus.run", *SETTINGS[name], *(QUICK[name] if quick else [])]
-    argv += ["--run-dir", str(run_dir), "--sim-speed", "0", "--no-plots", "--progress", "off"]
-    made = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
-    if made.returncode != 0:
-        raise SystemExit(f"{name}: the run failed:\n{made.stderr[-2000:]}")
-    out: list[dict[str, object]] = []
-    for placebo in PLACEBOS:
-        started = time.perf_counter()
-        blamed = subprocess.run(
-            [sys.executable, "-m", "agentbus.blame", str(run_dir), "--placebo", str(placebo)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        )
-        if blamed.returncode != 0:
-            raise SystemExit(f"{name}: blame failed:\n{blamed.stderr[-2000:]}")
-        wall = time.perf_counter() - started
-        summary = orjson.loads((run_dir / "blame.json").read_bytes())
-        out.append({"summary": summary, "wall_s": wall, "table": blamed.stdout, "placebo": placebo})
+def settings(tasks: int) -> dict[str, list[str]]:
+    out = {env: ["--env", env, "--tasks", str(tasks), "--slots", "planning"] for env in ENVS}
+    out["plain-openai"] = [*GATEWAY, "--limit", str(tasks)]
     return out
 
 
-def pct(x: object) -> str:
-    return "-" if x is None else f"{100 * float(x):.1f}%"  # type: ignore[arg-type]
+def injected(name: str, args: list[str], root: Path) -> None:
+    one, two = inject(root / name, args)
+    for label, inj in (("one mistake", one), ("two mistakes", two)):
+        started = time.process_time()
+        anyio.run(blame, BlameOptions(inj.run_dir), io.StringIO())
+        entries = [orjson.loads(x) for x in (inj.run_dir / LOG).read_bytes().splitlines()]
+        replays = sum(int(e.get("replays", 0)) for e in entries)
+        print(
+            f"-- {name}, {label}: {len(entries)} failures blamed, "
+            f"{replays / max(1, len(entries)):.1f} replays each, "
+            f"{time.process_time() - started:.1f} s CPU",
+            flush=True,
+        )
+        print("\n".join(truth_lines(score(entries, inj.truth))) or "  (no failure)", flush=True)
+
+
+def weak_module(role: str, tasks: int, root: Path) -> None:
+    run_dir = root / f"weak-{role}"
+    config = weak_module_config(root / f"weak-{role}.toml", role)
+    args = ["--env", "math", "--tasks", str(tasks), "--slots", role, "--default", "sim:nearweak"]
+    run_with(run_dir, config, [*args[:-2]], default="sim:nearweak")
+    anyio.run(blame, BlameOptions(run_dir), io.StringIO())
+    solved = {r.task_id for r in load_records(run_dir) if r.coalition and r.outcome.success}
+    entries = [orjson.loads(x) for x in (run_dir / LOG).read_bytes().splitlines()]
+    decisive = [e for e in entries if e["status"] == "decisive" and e["task_id"] in solved]
+    hits = sum(e["slot"] == role for e in decisive)
+    lo, hi = wilson(hits, len(decisive))
+    print(
+        f"-- weak {role} (others near-perfect, repair {REPAIR}): {len(entries)} failures, "
+        f"{len(decisive)} decisive where the all-fix agent solves the task; {role} named in "
+        f"{hits} ({100 * hits / max(1, len(decisive)):.0f}%, 95% [{100 * lo:.0f}, {100 * hi:.0f}]%)"
+    )
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="a few tasks per setting")
-    p.add_argument("--only", choices=sorted(SETTINGS), help="one setting")
+    p.add_argument("--tasks", type=int, default=30, help="tasks per setting")
+    p.add_argument("--only", help="one setting (an environment or plain-openai)")
+    p.add_argument("--weak-module", help="also the one-weak-module setting for this role")
     ns = p.parse_args()
-    names = [ns.only] if ns.only else list(SETTINGS)
-    header = (
-        f"{'setting':<16} {'failed':>6} {'replay':>6} {'found':>6} {'none':>5} "
-        f"{'accuracy':>12} {'false blame':>11} {'replays/f':>9} {'probes/f':>8} {'blame s':>7}"
-    )
-    rows = []
+    chosen = settings(ns.tasks)
+    if ns.only:
+        chosen = {ns.only: chosen[ns.only]}
     with tempfile.TemporaryDirectory(prefix="blame-bench-") as tmp:
-        for name in names:
-            for result in run(name, ns.quick, Path(tmp)):
-                s = result["summary"]
-                assert isinstance(s, dict)
-                t = s.get("truth") or {}
-                n = s["episodes"] or 1
-                label = f"{name} p{result['placebo']}"
-                rows.append(
-                    f"{label:<16} {s['episodes']:>6} {s['replayable']:>6} {s['decisive']:>6} "
-                    f"{len(s['none']):>5} "
-                    f"{t.get('correct', 0):>3}/{t.get('judged', 0):<3} "
-                    f"{pct(t.get('accuracy')):>5} {pct(t.get('false_blame')):>11} "
-                    f"{s['replays'] / n:>9.1f} {s['probes'] / n:>8.1f} {result['wall_s']:>7.0f}"
-                )
-                print(f"-- {label}\n{result['table']}", flush=True)
-    print(header)
-    for row in rows:
-        print(row)
+        for name, args in chosen.items():
+            injected(name, args, Path(tmp))
+        if ns.weak_module:
+            weak_module(ns.weak_module, ns.tasks, Path(tmp))
     return 0
 
 

@@ -11,6 +11,7 @@ reported as not replayable, not guessed on.
 from __future__ import annotations
 
 import io
+from contextlib import redirect_stderr
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -38,27 +39,68 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_decisive_steps_are_the_simulators_mistakes(run_dir: Path) -> None:
     text = io.StringIO()
-    summary = anyio.run(blame, BlameOptions(run_dir), text)
+    summary = anyio.run(blame, BlameOptions(run_dir, details=True), text)
     entries = [orjson.loads(line) for line in (run_dir / LOG).read_bytes().splitlines()]
     assert summary["episodes"] == len(entries) >= 3
     assert summary["replayable"] == summary["episodes"], summary["not_replayable"]
     decisive = [e for e in entries if e["status"] == "decisive"]
-    assert decisive, "no failure of the weak agent was decided by one call"
     for e in decisive:
         assert e["truth"] is True, e  # the repaired call is one the simulator got wrong
         assert e["step"] in e["mistakes"]
-        assert e["replays"] >= 2  # the reproduction and the flipping replay
+        # the verdict carries its flip rates: 6 repaired vs 6 placebo continuations, Fisher
+        last = e["tested"][-1]
+        assert last["step"] == e["step"] and last["repairs"] == 6 and last["placebos"] == 6
+        assert e["p"] <= 0.05 and e["repair_rate"] > e["placebo_rate"]
+        assert e["said"] and e["repair_said"] and e["said"] != e["repair_said"]
     for e in entries:
-        # the reproduction, one per repaired step, and each flip's placebo replays
-        flips = len(e["unconfirmed"]) + (e["status"] == "decisive")
-        assert e["replays"] >= 1 + len(e["tried"]) + flips + len(e["placebo_flips"])
-        assert len(e["placebo_flips"]) == flips  # every flip was put to the placebo test
-    assert summary["truth"]["accuracy"] == 1.0
-    assert "share" in text.getvalue() and (run_dir / "blame.md").exists()
+        # the reproduction, one screen per repaired step, and each tested call's continuations
+        tested = sum(t["repairs"] - 1 + t["placebos"] for t in e["tested"])
+        assert e["replays"] == 1 + len(e["tried"]) + len(e["tested"]) + tested
+        assert e["setting"] == summary["setting"] and e["outcome"] == "failure"
+    assert summary["truth"]["accuracy"] == (1.0 if decisive else None)
+    out = text.getvalue()
+    assert "share" in out and (run_dir / "blame.md").exists()
+    # --details: one line per episode, with its task and call number
+    for e in entries:
+        assert e["episode_id"] in out and e["task_id"] in out
     # resumed: nothing is replayed again, the summary is the same
     again = anyio.run(blame, BlameOptions(run_dir), io.StringIO())
     assert len((run_dir / LOG).read_bytes().splitlines()) == len(entries)
     assert again["modules"] == summary["modules"]
+    # another setting (the first flip counts) is kept beside it, not over it
+    text = io.StringIO()
+    first_flip = anyio.run(blame, BlameOptions(run_dir, placebos=0, details=True), text)
+    kept = orjson.loads((run_dir / "blame.json").read_bytes())["settings"]
+    assert len(kept) == 2 and summary["setting"] in kept
+    # without the test the first flip counts: the weak agent's failures do get a verdict
+    flips = [v for v in first_flip["verdicts"] if v["status"] == "decisive"]
+    assert flips and len(flips) >= len(decisive)
+    first = flips[0]
+    assert f"step {first['step']} of {first['calls']}" in text.getvalue()
+    assert "said:" in text.getvalue()
+    md = (run_dir / "blame.md").read_text()
+    assert all(f"## {key}" in md for key in kept) and first["episode_id"] in md
+
+
+def test_a_run_without_its_cache_is_named_as_such(run_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from agentbus.app.blame_cmd import main
+
+    bare = tmp_path / "bare"
+    shutil.copytree(run_dir, bare)
+    (bare / "llm-cache.jsonl").unlink()
+    off = tmp_path / "off"
+    shutil.copytree(run_dir, off)
+    manifest = orjson.loads((off / "manifest.json").read_bytes())
+    manifest["config"]["llm"]["cache"] = "off"
+    (off / "manifest.json").write_bytes(orjson.dumps(manifest))
+    for where, words in ((bare, "has no llm-cache.jsonl"), (off, "made with --cache off")):
+        err = io.StringIO()
+        with redirect_stderr(err):
+            assert main([str(where)]) == 2
+        lines = err.getvalue().strip().splitlines()
+        assert len(lines) == 1 and words in lines[0], lines
 
 
 async def _replays(run_dir: Path) -> tuple[Any, Any, Any]:
@@ -108,7 +150,8 @@ async def _viewer_sees(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         async with aiohttp.ClientSession() as s:
             async with s.get(base + "api/blame") as r:
                 groups = await r.json()
-            decisive = next(e for k, ids in groups.items() if k not in ("none",) for e in ids)
+            failures = groups["failures"]
+            decisive = next(e for k, ids in failures.items() if k != "none" for e in ids)
             async with s.get(base + "api/transcript/" + quote(decisive, safe="")) as r:
                 shown = await r.json()
     finally:
@@ -118,9 +161,12 @@ async def _viewer_sees(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def test_the_viewer_lists_blamed_episodes_and_marks_the_call(run_dir: Path) -> None:
     groups, shown = anyio.run(_viewer_sees, run_dir)
-    assert set(groups) <= {"planning", "reasoning", "action", "reflection", "none"}
+    failures = groups["failures"]
+    assert set(failures) <= {"planning", "reasoning", "action", "reflection", "none"}
+    assert groups["successes"] == {}  # no --successes blame: nothing listed as one
     mark = shown["blame"]
-    assert mark["status"] == "decisive" and mark["slot"] in groups
+    assert mark["status"] == "decisive" and mark["slot"] in failures
+    assert mark["outcome"] == "failure" and mark["repair_rate"] > mark["placebo_rate"]
     calls = [c for t in shown["turns"] if t["sender"] == mark["slot"] for c in t["calls"]]
     assert len(calls) > mark["rank"]  # the call the page badges is in the transcript
 

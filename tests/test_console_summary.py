@@ -62,9 +62,10 @@ def test_first_result_line_names_the_mvp(run: tuple[Path, str]) -> None:
     results = orjson.loads((run_dir / "results.json").read_bytes())
     shap = results["models"]["sim:strong"]["shapley"]
     top = max(shap, key=lambda s: shap[s]["value"])
-    # a 4-task run may not tell any slot from 0 yet ("No MVP yet"); the ranking leads anyway
+    # a 4-task run may not identify the top slot yet ("MVP not identified"); the ranking
+    # leads anyway
     ranked = f"{top} {shap[top]['value']:+.2f} ["
-    assert first.startswith((f"MVP: {ranked}", f"No MVP yet: {ranked}")), first
+    assert first.startswith((f"MVP: {ranked}", f"MVP not identified: {ranked}")), first
     for slot in results["slots"]:  # every slot ranked, in the line that wraps at 80 columns
         assert f"{slot} " in " ".join(lines[last_progress + 1 : last_progress + 4])
 
@@ -84,7 +85,7 @@ def test_default_output_is_compact_and_cost_is_behind_details(run: tuple[Path, s
     ]
     assert max(len(line) for line in table) <= 80  # (progress lines and a long path may be wider)
     details = _cli("agentbus.report", str(run_dir), "--no-plots", "--details").stdout
-    assert details.splitlines()[0].startswith(("MVP: ", "No MVP yet: "))
+    assert details.splitlines()[0].startswith(("MVP: ", "MVP not identified: "))
     for title in ("Banzhaf", "per coalition", "Cost per slot", "Shapley value of cost"):
         assert title in details, title
     assert max(len(line) for line in details.splitlines()) <= 80
@@ -137,7 +138,9 @@ def test_headline_says_which_intervals_hold_zero() -> None:
     expected = "MVP: action +0.30 [0.20, 0.40] > planning +0.02 [-0.05, 0.09]"
     assert line == expected + "; planning's interval holds 0"
     results["models"]["sim:strong"] = {"shapley": {}, "not_estimable": "no complete task block"}
-    assert headline(results) == ["No MVP yet: phi is not estimable (no complete task block)"]
+    assert headline(results) == [
+        "MVP not identified: phi is not estimable (no complete task block)"
+    ]
 
 
 def test_unpriced_models_get_no_dollar_figure() -> None:
@@ -160,4 +163,4 @@ def test_no_mvp_is_named_while_every_interval_holds_zero() -> None:
         "models": {"sim:strong": {"shapley": {"planning": dict(row), "action": dict(row)}}},
     }
     (line,) = headline(results)
-    assert line.startswith("No MVP yet: ") and "every interval holds 0" in line
+    assert line.startswith("MVP not identified: ") and "every interval holds 0" in line

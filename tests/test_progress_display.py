@@ -238,7 +238,9 @@ def test_live_display_in_a_terminal_keeps_one_frame_and_shows_the_cost_line(
     cost = next(i for i, line in enumerate(lines) if "estimate for the whole run" in line)
     assert "at simulated list prices" in " ".join(lines[cost : cost + 2])
     assert cost < lines.index(frames[0])  # printed above the live frame, not under a stale one
-    mvp = next(i for i, line in enumerate(lines) if line.startswith(("MVP: ", "No MVP yet: ")))
+    mvp = next(
+        i for i, line in enumerate(lines) if line.startswith(("MVP: ", "MVP not identified: "))
+    )
     assert mvp > lines.index(frames[0])
     assert "test model" in lines[lines.index(frames[0]) + 2]  # the bar ends its own line
 

@@ -131,7 +131,7 @@ class AdaptiveScheduler:
             return True
         if self.service.done(self.target):
             self.stop_reason = stopping.describe(self.service.stop, self.target)
-            self.reached = True
+            self.reached = self.service.rule_met = True
             return True
         return False
 

@@ -4,13 +4,17 @@ This composes what :mod:`agentbus.replay` needs from a run directory: the run's
 config (``manifest.json``), its episodes with their traces (``events.jsonl``),
 the same environment, agent and models as the run (the simulator without
 delays, in process), and the run's own LLM cache, which answers the recorded
-prefix of every replay. Each verdict is appended to ``blame.jsonl`` as soon as
-it is known, so an interrupted blame resumes where it stopped; the summary
-goes to ``blame.json`` and ``blame.md`` (:mod:`agentbus.app.blame_report`).
+prefix of every replay (a run without it is refused as such). An episode
+*fails* as the run scores it: its success flag, or a reward below
+``--threshold``. Each verdict is appended to ``blame.jsonl`` as soon as it is
+known, tagged with its blame setting, so an interrupted blame resumes where
+it stopped and another setting never mixes in; the summaries go to
+``blame.json`` and ``blame.md`` (:mod:`agentbus.app.blame_report`).
 """
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -28,24 +32,32 @@ from agentbus.app.preparation import load_environment, make_plan, sim_config
 from agentbus.calltrace import expand_prompts
 from agentbus.core.environment import Task
 from agentbus.core.events import EPISODE_ENDED
+from agentbus.core.outcome import Outcome
 from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
 from agentbus.inputs import json_object
-from agentbus.llm.cache import CompletionCache
+from agentbus.llm.cache import FILENAME, CompletionCache
 from agentbus.llm.router import LLMRouter
-from agentbus.replay.calls import Call, Intervention, recorded_calls
-from agentbus.replay.search import Replay, Verdict, decisive_step, replay
-from agentbus.replay.truth import mistakes
+from agentbus.replay.calls import Call, Intervention, NotReplayable, recorded_calls
+from agentbus.replay.search import (
+    ALPHA,
+    PLACEBOS,
+    REPAIRS,
+    Replay,
+    Verdict,
+    decisive_step,
+    replay,
+    reproduction_problem,
+)
+from agentbus.replay.truth import injected, mistakes, rolled_wrong
 from agentbus.sim.service import SimHandle, sim_service
 
 LOG = "blame.jsonl"
-#: episodes whose reproduction is checked before anything else is replayed
-CHECK_EPISODES = 3
 
 
 @dataclass(frozen=True)
 class BlameOptions:
-    """Which episodes to blame and which model repairs a call."""
+    """Which episodes to blame, which model repairs a call, and the decision rule."""
 
     run_dir: Path
     #: slots on the test model; None: the all-default agent for failures, the
@@ -57,10 +69,29 @@ class BlameOptions:
     repair: str | None = None
     concurrency: int = 16
     seed: int = 0
-    #: independent repair answers each flip must be repeated by (0: none)
-    confirm: int = 0
-    #: placebo replays (the slot's own model resampled) a flip must beat (0: none)
-    placebo: int = 4
+    #: repaired and placebo continuations per tested call, and the test's level
+    repairs: int = REPAIRS
+    placebos: int = PLACEBOS
+    alpha: float = ALPHA
+    #: an episode passes when its reward is at least this (None: its success flag)
+    threshold: float | None = None
+    #: print every episode's verdict
+    details: bool = False
+
+    def passed(self, outcome: Outcome) -> bool:
+        """Success as the run scores it: the reward threshold, else the success flag."""
+        if self.threshold is None:
+            return outcome.success
+        return outcome.error is None and outcome.reward >= self.threshold
+
+    def setting(self, repair: str) -> str:
+        """The key results are kept under: one per blame setting, never overwritten."""
+        who = "+".join(self.coalition or ()) or "default"
+        bar = "success" if self.threshold is None else f"reward>={self.threshold:g}"
+        return (
+            f"{self.outcome}s of {who}, repair {repair}, {bar}, "
+            f"R{self.repairs} P{self.placebos} alpha {self.alpha:g}"
+        )
 
 
 def load_config(run_dir: Path) -> RunConfig:
@@ -108,7 +139,7 @@ def choose(
         and r.outcome.error is None
         and set(r.coalition) == wanted
         and r.test_model == column
-        and r.outcome.success == want_success
+        and options.passed(r.outcome) == want_success
     ]
     if options.sample is not None and options.sample < len(chosen):
         chosen = random.Random(f"blame:{options.seed}").sample(chosen, options.sample)
@@ -121,11 +152,8 @@ def repair_model(config: RunConfig, options: BlameOptions) -> str:
     return config.default if options.outcome == "success" else config.test[0]
 
 
-def done_verdicts(
-    run_dir: Path, repair: str, confirm: int = 0, placebo: int = 4
-) -> dict[str, dict[str, Any]]:
-    """Verdicts already in ``blame.jsonl`` for this repair model and confirmation setting
-    (a torn last line is skipped)."""
+def done_verdicts(run_dir: Path, setting: str) -> dict[str, dict[str, Any]]:
+    """Verdicts already in ``blame.jsonl`` for this blame setting (a torn last line is skipped)."""
     out: dict[str, dict[str, Any]] = {}
     path = run_dir / LOG
     if not path.exists():
@@ -133,14 +161,32 @@ def done_verdicts(
     with path.open("rb") as f:
         for line in f:
             entry = json_object(line)
-            if (
-                entry is not None
-                and entry.get("repair") == repair
-                and entry.get("confirm", 0) == confirm
-                and entry.get("placebo", 0) == placebo
-            ):
+            if entry is not None and entry.get("setting") == setting:
                 out[str(entry.get("episode_id"))] = entry
     return out
+
+
+def check_cache(config: RunConfig, run_dir: Path) -> None:
+    """Blame answers the recorded prefix from the run's LLM cache: say so when there is none."""
+    if config.llm.cache == "off":
+        raise UserError(
+            f"{run_dir} was made with --cache off: blame replays the recorded calls from the "
+            "run's LLM cache, so a run without one cannot be blamed (run it with the cache on)"
+        )
+    if not (run_dir / FILENAME).exists():
+        raise UserError(
+            f"{run_dir} has no {FILENAME} (the run's LLM cache): blame replays the recorded "
+            "calls from it, so without it nothing can be replayed"
+        )
+
+
+#: characters of a call's answer kept in a verdict (what was said, what the repair said)
+SAID = 240
+
+
+def _said(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SAID else text[: SAID - 3] + "..."
 
 
 class Blamer:
@@ -154,8 +200,7 @@ class Blamer:
         repair: str,
         tasks: dict[str, Task],
         sim: SimHandle | None,
-        confirm: int = 0,
-        placebo: int = 4,
+        options: BlameOptions,
     ) -> None:
         self.config = config
         self.factory = factory
@@ -163,8 +208,10 @@ class Blamer:
         self.repair = repair
         self.tasks = tasks
         self.sim = sim
-        self.confirm = confirm
-        self.placebo = placebo
+        self.options = options
+        self.setting = options.setting(repair)
+        #: reproductions already made (the check), reused by the verdicts
+        self.reproduced: dict[str, Replay] = {}
 
     def _spec(self, record: EpisodeRecord) -> Any:
         task = self.tasks.get(record.task_id)
@@ -176,50 +223,81 @@ class Blamer:
             record.test_model or self.config.test[0], record.coalition, task, record.repeat
         )
 
-    async def reproduce(self, record: EpisodeRecord) -> Replay:
+    async def reproduce(self, record: EpisodeRecord) -> str | None:
+        """Reproduce ``record`` from the cache; why it is not the record (None: it is)."""
         recorded = recorded_calls(expand_prompts(record.outcome.trace or []))
-        return await replay(self._spec(record), recorded or None)
+        result = await replay(self._spec(record), recorded or None)
+        self.reproduced[record.episode_id] = result
+        return reproduction_problem(record.outcome, result)
 
     async def verdict(self, record: EpisodeRecord) -> dict[str, Any]:
         """The decisive step of ``record``, its cost and (on the simulator) its truth."""
         recorded = recorded_calls(expand_prompts(record.outcome.trace or [])) or None
         repair = self.router.client(self.repair)
         base: list[Replay] = []
+        said: dict[int, str] = {}
 
         async def run(intervention: Intervention | None) -> Replay:
-            result = await replay(self._spec(record), recorded, intervention, repair)
+            if intervention is None and record.episode_id in self.reproduced:
+                result = self.reproduced.pop(record.episode_id)
+            else:
+                result = await replay(self._spec(record), recorded, intervention, repair)
             if intervention is None:
                 base.append(result)
             return result
 
         async def probe(call: Call) -> tuple[str, list[dict[str, Any]]]:
             answer = await repair.complete(call.messages, call.params)
+            said[call.index] = answer.text
             return answer.text, [c.model_dump(mode="json") for c in answer.tool_calls]
 
+        o = self.options
         found: Verdict = await decisive_step(
-            record.outcome, run, probe, confirm=self.confirm, placebo=self.placebo
+            record.outcome,
+            run,
+            probe,
+            repairs=o.repairs,
+            placebos=o.placebos,
+            alpha=o.alpha,
+            passed=o.passed,
         )
         entry: dict[str, Any] = {
             "episode_id": record.episode_id,
             "task_id": record.task_id,
+            "coalition": list(record.coalition),
+            "outcome": o.outcome,
+            "reward": record.outcome.reward,
+            "setting": self.setting,
             "repair": self.repair,
-            "confirm": self.confirm,
-            "placebo": self.placebo,
             **found.to_json(),
         }
-        # the truth is about the original calls' mistakes: it checks blamed failures only
-        if self.sim is not None and base and base[0].replayable and not record.outcome.success:
-            wrong = mistakes(
-                self.sim.model,
-                base[0].calls,
-                record.assignment,
-                self.config.llm.sampling.params(),
-            )
-            entry["mistakes"] = [i for i, w in enumerate(wrong) if w]
-            entry["unknown"] = sum(1 for w in wrong if w is None)
-            if found.step is not None:
-                entry["truth"] = wrong[found.step]
+        if found.step is not None and base:
+            entry["said"] = _said(base[0].calls[found.step].text)
+            entry["repair_said"] = _said(said.get(found.step, ""))
+        if self.sim is not None and base and base[0].replayable:
+            entry.update(self._truth(record, base[0], found))
         return entry
+
+    def _truth(self, record: EpisodeRecord, base: Replay, found: Verdict) -> dict[str, Any]:
+        """The simulator's truth of a verdict: rolled and injected mistakes."""
+        assert self.sim is not None
+        defaults = self.config.llm.sampling.params()
+        wrong = mistakes(self.sim.model, base.calls, record.assignment, defaults)
+        out: dict[str, Any] = {
+            "mistakes": [i for i, w in enumerate(wrong) if w],
+            "unknown": sum(1 for w in wrong if w is None),
+            "injected": injected(self.sim.model, base.calls, record.assignment),
+            "call_slots": [c.slot for c in base.calls],
+        }
+        if found.step is None:
+            return out
+        if self.options.outcome == "failure":
+            out["truth"] = wrong[found.step]
+        else:  # a success breaks where a right call is answered wrong by the repair model
+            right = wrong[found.step] is False
+            broke = rolled_wrong(self.sim.model, self.repair, base.calls[found.step], defaults)
+            out["truth"] = None if broke is None else right and broke
+        return out
 
 
 def _replay_config(config: RunConfig, run_dir: Path) -> RunConfig:
@@ -229,9 +307,22 @@ def _replay_config(config: RunConfig, run_dir: Path) -> RunConfig:
     return config.model_copy(update={"sim": sim, "llm": llm, "run_dir": run_dir})
 
 
+class _QuietReplayErrors(logging.Filter):
+    """Drop the gateway server's error log of a request a replay stopped on purpose.
+
+    A replayed call that leaves the recorded prefix raises NotReplayable inside
+    the gateway's request handler; aiohttp logs that with its traceback, but
+    it is a verdict (reported as *not replayable*), not a fault.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, NotReplayable)
+
+
 @asynccontextmanager
 async def open_blamer(
-    config: RunConfig, run_dir: Path, repair: str, *, confirm: int = 0, placebo: int = 4
+    config: RunConfig, run_dir: Path, repair: str, options: BlameOptions | None = None
 ) -> AsyncIterator[Blamer]:
     """Environment, simulator, router on the run's cache, and the agent's episode builder."""
     config = _replay_config(config, run_dir)
@@ -260,9 +351,13 @@ async def open_blamer(
             trace=False,
             actors_for=actors_for,
         )
+        quiet = _QuietReplayErrors()
+        logging.getLogger("aiohttp.server").addFilter(quiet)
+        stack.callback(logging.getLogger("aiohttp.server").removeFilter, quiet)
         try:
             tasks = {t.id: t for t in setup.tasks}
-            yield Blamer(config, factory, router, repair, tasks, sim, confirm, placebo)
+            options = options or BlameOptions(run_dir)
+            yield Blamer(config, factory, router, repair, tasks, sim, options)
         finally:
             router.cache.close()
 
@@ -295,11 +390,11 @@ async def blame_all(
 
 
 __all__ = [
-    "CHECK_EPISODES",
     "LOG",
     "BlameOptions",
     "Blamer",
     "blame_all",
+    "check_cache",
     "choose",
     "done_verdicts",
     "load_config",

@@ -6,11 +6,16 @@ another coalition's episodes, ``--sample N`` a seeded sample of them,
 ``--successes`` asks instead which call broke a success (repaired by the
 default model), ``--repair MODEL`` names another repair model. Verdicts are
 appended to ``RUN_DIR/blame.jsonl`` as they come, so running the command
-again resumes; the summary goes to ``blame.json`` and ``blame.md``.
+again resumes; the summary goes to ``blame.json`` and ``blame.md``, one
+section per blame setting (who, repair model, success bar, decision rule), so
+a second setting does not overwrite the first. ``--details`` prints every
+episode's verdict (task, coalition, call, what was said and what the repair
+said), which blame.md and blame.json always hold.
 
-Before replaying anything it reproduces a few episodes: an agent (or
+Before replaying anything it reproduces every chosen episode: an agent (or
 environment) that does not act the same on identical answers cannot be
-blamed by replay, and the command says so in one line (exit status 2).
+blamed by replay, and the command lists the episodes that differ and refuses
+in one line (exit status 2). A run without its LLM cache is refused as such.
 """
 
 from __future__ import annotations
@@ -25,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import orjson
 
 from agentbus.app.blame import (
-    CHECK_EPISODES,
     LOG,
     BlameOptions,
+    Blamer,
     blame_all,
+    check_cache,
     choose,
     done_verdicts,
     load_config,
@@ -39,13 +44,14 @@ from agentbus.app.blame import (
     open_blamer,
     repair_model,
 )
-from agentbus.app.blame_report import markdown, summarise, table_lines
+from agentbus.app.blame_report import detail_lines, save, summarise, table_lines
 from agentbus.app.cli_args import OneLineParser
 from agentbus.app.run import exit_status
+from agentbus.core.record import EpisodeRecord
 from agentbus.errors import InfraError, UserError
 from agentbus.logs import configure
 from agentbus.pipes import pipe_safe
-from agentbus.runs.store import atomic_write
+from agentbus.replay.search import ALPHA, PLACEBOS, REPAIRS
 
 
 def parse(argv: Sequence[str] | None) -> BlameOptions:
@@ -69,25 +75,38 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
     )
     p.add_argument("--repair", help="model spec that answers the repaired call")
     p.add_argument(
-        "--confirm",
+        "--repairs",
         type=int,
-        default=0,
-        help="independent repair answers that must repeat a flip before it counts (default 0: "
-        "the first flip counts)",
+        default=REPAIRS,
+        help=f"repaired continuations per tested call (default {REPAIRS})",
     )
     p.add_argument(
-        "--placebo",
+        "--placebos",
         type=int,
-        default=4,
-        help="resampled answers of the slot's own model a flip is tested against: it counts "
-        "only if fewer than half of them flip the outcome too (default 4; 0: the first flip)",
+        default=PLACEBOS,
+        help=f"continuations with the slot's own model resampled, per tested call (default "
+        f"{PLACEBOS}; 0: the first flip counts, no test)",
     )
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=ALPHA,
+        help=f"level of the one-sided Fisher test, repaired vs placebo flips (default {ALPHA})",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        help="an episode passes when its reward is at least this (default: its success flag)",
+    )
+    p.add_argument("--details", action="store_true", help="print every episode's verdict")
     p.add_argument("--concurrency", type=int, default=16, help="episodes replayed at once")
     ns = p.parse_args(list(argv) if argv is not None else None)
     if ns.sample is not None and ns.sample < 1:
         p.error("--sample must be at least 1")
-    if ns.confirm < 0 or ns.placebo < 0:
-        p.error("--confirm and --placebo must be 0 or more")
+    if ns.repairs < 1 or ns.placebos < 0:
+        p.error("--repairs must be at least 1 and --placebos 0 or more")
+    if not 0.0 < ns.alpha < 1.0:
+        p.error("--alpha must be between 0 and 1")
     if ns.concurrency < 1:
         p.error("--concurrency must be at least 1")
     coalition = (
@@ -103,13 +122,48 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
         repair=ns.repair,
         concurrency=ns.concurrency,
         seed=ns.seed,
-        confirm=ns.confirm,
-        placebo=ns.placebo,
+        repairs=ns.repairs,
+        placebos=ns.placebos,
+        alpha=ns.alpha,
+        threshold=ns.threshold,
+        details=ns.details,
     )
 
 
-async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
+async def _check(blamer: Blamer, todo: Sequence[EpisodeRecord], out: Any) -> None:
+    """Reproduce every chosen episode before any replay; refuse (one line) if one differs.
+
+    Every episode, not a few: an agent whose final answer is random reproduces
+    its prompts but not always its outcome, and a sample of three can miss it.
+    The episodes that differ are listed, each with its first difference.
+    """
+    limiter = anyio.CapacityLimiter(max(1, blamer.options.concurrency))
+    problems: dict[str, str] = {}
+
+    async def one(record: EpisodeRecord) -> None:
+        async with limiter:
+            why = await blamer.reproduce(record)
+        if why is not None:
+            problems[record.episode_id] = why
+
+    async with anyio.create_task_group() as tg:
+        for record in todo:
+            tg.start_soon(one, record)
+    if not problems:
+        return
+    for eid in sorted(problems):
+        print(f"not replayable: {eid}: {problems[eid]}", file=out)
+    first = sorted(problems)[0]
+    raise UserError(
+        f"not replayable: {len(problems)} of {len(todo)} episodes did not reproduce (first: "
+        f"{first}: {problems[first]}); the agent or the environment is not deterministic "
+        "given identical answers, or its code changed since the run"
+    )
+
+
+async def blame(options: BlameOptions, out: Any = None) -> dict[str, Any]:
     """Run the whole command; returns the summary (also written to the run directory)."""
+    out = sys.stdout if out is None else out
     run_dir = options.run_dir
     config = load_config(run_dir)
     records = await anyio.to_thread.run_sync(load_records, run_dir)
@@ -122,7 +176,9 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
         raise UserError(f"--coalition names unknown slots: {', '.join(sorted(unknown))}")
     chosen = choose(records, config, options)
     repair = repair_model(config, options)
-    done = done_verdicts(run_dir, repair, options.confirm, options.placebo)
+    check_cache(config, run_dir)
+    setting = options.setting(repair)
+    done = done_verdicts(run_dir, setting)
     todo = [r for r in chosen if r.episode_id not in done]
     what = "successes" if options.outcome == "success" else "failures"
     print(
@@ -132,35 +188,34 @@ async def blame(options: BlameOptions, out: Any = sys.stdout) -> dict[str, Any]:
         file=out,
         flush=True,
     )
-    async with open_blamer(
-        config, run_dir, repair, confirm=options.confirm, placebo=options.placebo
-    ) as blamer:
+    async with open_blamer(config, run_dir, repair, options) as blamer:
         slots = list(blamer.factory.plan.agent.slots)  # a decisive call can be any slot's
-        for record in todo[:CHECK_EPISODES]:
-            check = await blamer.reproduce(record)
-            if not check.replayable:
-                raise UserError(
-                    f"not replayable: {record.episode_id} did not reproduce ({check.diverged}); "
-                    "the agent or the environment is not deterministic given identical "
-                    "answers, or its code changed since the run"
-                )
+        await _check(blamer, todo, out)
         entries = await blame_all(blamer, todo, run_dir / LOG, options.concurrency)
     wanted = {r.episode_id for r in chosen}
     every = [e for e in done.values() if e["episode_id"] in wanted] + entries
     summary = summarise(every, slots)
     summary.update(
+        setting=setting,
         repair=repair,
         coalition=list(options.coalition),
         outcome=options.outcome,
-        confirm=options.confirm,
-        placebo=options.placebo,
+        repairs=options.repairs,
+        placebos=options.placebos,
+        alpha=options.alpha,
+        threshold=options.threshold,
+        command="python -m agentbus.blame " + shlex.join(sys.argv[1:] or [str(run_dir)]),
     )
-    command = "python -m agentbus.blame " + shlex.join(sys.argv[1:] or [str(run_dir)])
-    atomic_write(run_dir / "blame.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2))
-    atomic_write(run_dir / "blame.md", markdown(summary, repair, command).encode())
+    kept = save(run_dir, summary)
     for line in table_lines(summary):
         print(line, file=out)
-    print(f"written: {run_dir / 'blame.md'}, blame.json, {LOG}", file=out)
+    if options.details:
+        for line in detail_lines(summary):
+            print(line, file=out)
+    print(
+        f"written: {run_dir / 'blame.md'}, blame.json ({kept} blame settings kept), {LOG}",
+        file=out,
+    )
     return summary
 
 

@@ -23,6 +23,9 @@ from rich.table import Table
 from rich.text import Text
 
 from agentbus.labels import model_labels
+from attribution.headline import headline
+from attribution.headline import interval_text as _interval
+from attribution.headline import signed as _signed
 
 
 def slot_letters(slots: Sequence[str]) -> dict[str, str]:
@@ -47,65 +50,6 @@ def coalition_code(key: str, slots: Sequence[str], letters: Mapping[str, str]) -
 
 def legend(slots: Sequence[str], letters: Mapping[str, str]) -> str:
     return "coalition code: " + ", ".join(f"{letters[s]}={s}" for s in slots) + " (.=default)"
-
-
-def _signed(x: float) -> str:
-    return f"{x:+.2f}"
-
-
-def _interval(row: Mapping[str, Any]) -> str:
-    if row.get("ci_low") is None or row.get("ci_high") is None:
-        return ""
-    return f" [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
-
-
-def headline(results: Mapping[str, Any]) -> list[str]:
-    """One line per test model: the MVP, the ranking with intervals, the slots not told from 0.
-
-    ``MVP: action +0.30 [0.20, 0.40] > reasoning +0.20 [0.13, 0.27] > ...;
-    planning's interval holds 0``. When the top slot's rank interval (from
-    results.json) reaches rank 2, the line says the top two are not told apart
-    instead of naming a single MVP.
-    """
-    models = list(results.get("models") or {})
-    labels = model_labels(models)
-    lines = []
-    for model in models:
-        summary = results["models"][model]
-        where = f" ({labels[model]} as test model)" if len(models) > 1 else ""
-        shap = summary.get("shapley") or {}
-        rows = [(s, r) for s, r in shap.items() if r and r.get("value") is not None]
-        if not rows:
-            reason = summary.get("not_estimable") or "no counted episodes"
-            lines.append(f"No MVP yet{where}: phi is not estimable ({reason})")
-            continue
-        rows.sort(key=lambda sr: -float(sr[1]["value"]))
-        ranking = " > ".join(f"{s} {_signed(r['value'])}{_interval(r)}" for s, r in rows)
-        top, top_row = rows[0]
-        tied = [s for s, r in rows[1:] if r.get("rank_low") is not None and int(r["rank_low"]) <= 1]
-        zero = [
-            s for s, r in rows if r.get("ci_low") is not None and r["ci_low"] <= 0 <= r["ci_high"]
-        ]
-        if len(zero) == len(rows) > 1:
-            tail = "; every interval holds 0 (more tasks needed)"
-        elif zero:
-            tail = "; " + ", ".join(f"{s}'s" for s in zero)
-            tail += " interval holds 0" if len(zero) == 1 else " intervals hold 0"
-        elif all(r.get("ci_low") is not None for _, r in rows):
-            tail = "; every interval excludes 0"
-        else:
-            tail = ""
-        top_open = top_row.get("rank_high") is not None and int(top_row["rank_high"]) > 1
-        if top_open and tied and len(tied) == len(rows) - 1 > 1:
-            tail += "; no slot is told apart from the others yet (rank intervals)"
-        elif top_open and tied:
-            tail += f"; {top} is not yet told apart from {' or '.join(tied)} (rank intervals)"
-        head = f"MVP{where}: "
-        if len(zero) == len(rows):  # nothing is told from zero: naming an MVP would mislead
-            head = f"No MVP yet{where}: "
-            tail = "; every interval holds 0 (more tasks needed)"
-        lines.append(head + ranking + tail)
-    return lines
 
 
 def _phi_cell(row: Mapping[str, Any] | None) -> str:

@@ -2,8 +2,8 @@
 
 :func:`replay` runs an :class:`~agentbus.core.episode.EpisodeSpec` again with its
 slots' models wrapped (:mod:`agentbus.replay.calls`). :func:`decisive_step`
-asks which single call, answered by the repair model instead, flips the
-episode's outcome, with as few replays as it can:
+asks which call, answered by the repair model instead, changes the episode's
+*probability* of the other outcome, not merely its outcome once:
 
 1. one reproduction (no intervention): every call must come back from the
    run's cache as recorded and the outcome must be the recorded one, or the
@@ -11,23 +11,29 @@ episode's outcome, with as few replays as it can:
 2. for each call in step order, the repair model is asked the same prompt
    first (one model call, no episode): where it answers exactly as the
    original did, repairing that call changes nothing and costs no replay;
-3. otherwise the episode is replayed with that call repaired; the first
-   replay whose outcome flips names the decisive step and the search stops.
-   No flip after the last call: *no decisive single call* (the failure needs
-   two or more repairs, or none suffices).
-4. with ``confirm`` = N > 0, a flip counts only when N more replays, each
-   with another, independent answer of the repair model to the same call
-   (:data:`~agentbus.replay.calls.RESAMPLE_TEMPERATURE`, seeds 1..N), flip
-   it too; otherwise it is recorded as ``unconfirmed`` and the search goes
-   on. Any repaired answer changes every later prompt, so every later call
-   is drawn afresh: a repair of a call that was right all along can flip the
-   outcome because the calls after it fell better (docs/blame.md measures
-   how often; on git the confirmation did not remove those cases).
-5. with ``placebo`` = M > 0, a (confirmed) flip counts only when fewer than
-   half of M replays in which the slot's *own* model answers the call again
-   (resampled the same way) flip it too: when most fresh answers of the same
-   skill flip the outcome, the outcome hangs on the redraw of the calls that
-   follow, not on the quality of this one.
+3. otherwise one *screen*: the episode replayed with that call repaired. No
+   flip: the call is passed over (cost 1);
+4. a screened flip is *tested*. Any new answer changes every later prompt,
+   so every later call is drawn afresh, and a failure that was bad luck in
+   its later calls flips for any change early on. So the flip is compared
+   with ``placebos`` continuations in which the slot's *own* model answers
+   the call again (temperature :data:`~agentbus.replay.calls.RESAMPLE_TEMPERATURE`,
+   seeds 1..P) and ``repairs`` continuations of the repair model (the screen
+   and seeds 1..R-1). The call is *decisive* when the repaired flip rate
+   exceeds the placebo flip rate by a one-sided Fisher exact test at level
+   ``alpha``: the repair, not the redraw, moves the outcome. Placebos run
+   first and the test stops as soon as it can no longer pass (futility), so
+   a call whose placebos flip too costs a few replays, not R + P;
+5. the earliest decisive call is the verdict; none: *no decisive single
+   call* (the failure needs two or more repairs, or none suffices).
+
+Error rate: for a call whose repair moves the outcome no more than any
+fresh answer of its own model (the null), the test names it decisive with
+probability at most ``alpha`` (the screen and the futility stop only remove
+chances to reject); an episode tests few calls (the ``tested`` list of each
+verdict), so its false-blame chance is at most ``alpha`` times that number.
+Budget: 1 + (calls answered differently by the repair model) screens, plus at
+most R + P - 1 per tested call; it grows linearly with the episode's length.
 
 Why earliest first: a failure usually has one root mistake followed by calls
 that only inherit it; the earliest call whose repair saves the episode is
@@ -42,12 +48,19 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from scipy.stats import fisher_exact
+
 from agentbus.core.episode import Episode, EpisodeSpec
 from agentbus.core.outcome import Outcome
 from agentbus.llm.types import LLM
 from agentbus.replay.calls import Call, CallLog, Intervention, Recorded, ReplayLLM
 
 Status = Literal["decisive", "none", "not_replayable"]
+
+#: repaired and placebo continuations per tested call, and the test's level
+REPAIRS = 6
+PLACEBOS = 6
+ALPHA = 0.05
 
 
 @dataclass
@@ -82,6 +95,30 @@ async def replay(
 
 
 @dataclass
+class Test:
+    """One tested call: flips of its repaired and placebo continuations, and the p-value."""
+
+    step: int
+    slot: str
+    repair_flips: int = 0
+    repairs: int = 0
+    placebo_flips: int = 0
+    placebos: int = 0
+    #: one-sided Fisher exact p-value (repair flips more often than placebo); 1 when stopped
+    p: float = 1.0
+    #: stopped early: the test could no longer pass
+    futile: bool = False
+
+    @property
+    def repair_rate(self) -> float:
+        return self.repair_flips / self.repairs if self.repairs else 0.0
+
+    @property
+    def placebo_rate(self) -> float:
+        return self.placebo_flips / self.placebos if self.placebos else 0.0
+
+
+@dataclass
 class Verdict:
     """The decisive step of one episode, or why there is none, and what it cost."""
 
@@ -96,29 +133,71 @@ class Verdict:
     rank: int | None = None
     #: calls in the reproduced episode
     calls: int = 0
-    #: steps whose repair was replayed without flipping the outcome
+    #: steps whose screen replay did not flip the outcome
     tried: list[int] = field(default_factory=list)
-    #: steps whose repair flipped the outcome but a second repair answer did not
-    unconfirmed: list[int] = field(default_factory=list)
-    #: per flip put to the placebo test, how many placebo answers flipped it too
-    placebo_flips: list[int] = field(default_factory=list)
+    #: every call whose screen flipped, with its flip rates (the decisive one last)
+    tested: list[Test] = field(default_factory=list)
+    #: the decisive call's estimated flip rates (repaired, placebo) and p-value
+    repair_rate: float | None = None
+    placebo_rate: float | None = None
+    p: float | None = None
     reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        out["tested"] = [dataclasses.asdict(t) for t in self.tested]
+        return out
 
 
-def flipped(recorded: Outcome, new: Outcome) -> bool:
-    """Whether ``new`` has the other success flag than the recorded outcome (errors never flip)."""
-    return new.error is None and new.success != recorded.success
+Passed = Callable[[Outcome], bool]
+
+
+def succeeded(outcome: Outcome) -> bool:
+    """The default notion of success: the episode's own success flag."""
+    return outcome.success
+
+
+def flipped(recorded: Outcome, new: Outcome, passed: Passed = succeeded) -> bool:
+    """Whether ``new`` is on the other side of ``passed`` than the record (errors never flip)."""
+    return new.error is None and passed(new) != passed(recorded)
+
+
+def reproduction_problem(recorded: Outcome, base: Replay) -> str | None:
+    """Why a reproduction is not the recorded episode (None: it is)."""
+    if not base.replayable:
+        return base.diverged
+    same = (base.outcome.success, base.outcome.reward, base.outcome.error)
+    if same != (recorded.success, recorded.reward, recorded.error):
+        return f"the reproduction ended {_describe(base.outcome)}, the record {_describe(recorded)}"
+    # your own agent's returned result: randomness in the final answer shows here even when
+    # the score happens to be the same
+    mine, again = recorded.details.get("result"), base.outcome.details.get("result")
+    if mine is not None and again != mine:
+        return f"the agent returned {_short(again)} where the record has {_short(mine)}"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def same_answer(call: Call, other_text: str, other_tools: list[dict[str, Any]]) -> bool:
     return call.text == other_text and call.tool_calls == other_tools
 
 
+def p_value(repair_flips: int, repairs: int, placebo_flips: int, placebos: int) -> float:
+    """One-sided Fisher exact test: repaired continuations flip more often than placebo ones."""
+    table = [[repair_flips, repairs - repair_flips], [placebo_flips, placebos - placebo_flips]]
+    return float(fisher_exact(table, alternative="greater").pvalue)
+
+
 Replayer = Callable[[Intervention | None], Awaitable[Replay]]
 Prober = Callable[[Call], Awaitable[tuple[str, list[dict[str, Any]]]]]
+
+
+class _Diverged(Exception):
+    """A replay's prefix did not reproduce: the verdict is not replayable."""
 
 
 async def decisive_step(
@@ -126,92 +205,105 @@ async def decisive_step(
     run: Replayer,
     probe: Prober,
     *,
-    confirm: int = 0,
-    placebo: int = 4,
+    repairs: int = REPAIRS,
+    placebos: int = PLACEBOS,
+    alpha: float = ALPHA,
+    passed: Passed = succeeded,
 ) -> Verdict:
-    """The earliest call whose repair flips ``recorded`` (see the module docstring)."""
+    """The earliest call whose repair raises the flip rate over placebo (module docstring).
+
+    ``placebos`` = 0 takes the first screened flip (no test), as a baseline.
+    """
     base = await run(None)
     verdict = Verdict("none", replays=1, calls=len(base.calls))
-    if not base.replayable:
-        verdict.status, verdict.reason = "not_replayable", base.diverged
+    problem = reproduction_problem(recorded, base)
+    if problem is not None:
+        verdict.status, verdict.reason = "not_replayable", problem
         return verdict
-    if base.outcome.success != recorded.success or base.outcome.error != recorded.error:
-        verdict.status = "not_replayable"
-        verdict.reason = (
-            f"the reproduction ended {_describe(base.outcome)}, the record {_describe(recorded)}"
-        )
-        return verdict
-    for call in base.calls:
-        if not call.done:  # cut off by the episode's end: repairing it changes nothing
-            continue
-        text, tools = await probe(call)
-        verdict.probes += 1
-        if same_answer(call, text, tools):
-            continue
-        result = await run(Intervention(call.index, call.slot))
+
+    async def flips(intervention: Intervention) -> bool:
+        result = await run(intervention)
         verdict.replays += 1
         if not result.replayable:
-            verdict.status, verdict.reason = "not_replayable", result.diverged
-            return verdict
-        if flipped(recorded, result.outcome) and (confirm or placebo):
-            held = await _confirmed(recorded, run, call, confirm, verdict)
-            if held and placebo and verdict.status != "not_replayable":
-                held = await _beats_placebo(recorded, run, call, placebo, verdict)
-            if verdict.status == "not_replayable":
-                return verdict
-            if not held:
-                verdict.unconfirmed.append(call.index)
+            verdict.reason = result.diverged
+            raise _Diverged
+        return flipped(recorded, result.outcome, passed)
+
+    try:
+        for call in base.calls:
+            if not call.done:  # cut off by the episode's end: repairing it changes nothing
                 continue
-        if flipped(recorded, result.outcome):
+            text, tools = await probe(call)
+            verdict.probes += 1
+            if same_answer(call, text, tools):
+                continue
+            if not await flips(Intervention(call.index, call.slot)):
+                verdict.tried.append(call.index)
+                continue
+            test = Test(call.index, call.slot, repair_flips=1, repairs=1)
+            verdict.tested.append(test)
+            if placebos and not await _test(test, flips, repairs, placebos, alpha):
+                continue
             verdict.status, verdict.step, verdict.slot, verdict.rank = (
                 "decisive",
                 call.index,
                 call.slot,
                 call.rank,
             )
+            verdict.repair_rate, verdict.placebo_rate = test.repair_rate, test.placebo_rate
+            verdict.p = test.p if placebos else None
             return verdict
-        verdict.tried.append(call.index)
+    except _Diverged:
+        verdict.status = "not_replayable"
     return verdict
 
 
-async def _confirmed(
-    recorded: Outcome, run: Replayer, call: Call, confirm: int, verdict: Verdict
+async def _test(
+    test: Test,
+    flips: Callable[[Intervention], Awaitable[bool]],
+    repairs: int,
+    placebos: int,
+    alpha: float,
 ) -> bool:
-    """Whether a flip holds: ``confirm`` more, independent repair answers flip it too."""
-    for seed in range(1, confirm + 1):
-        again = await run(Intervention(call.index, call.slot, resample=seed))
-        verdict.replays += 1
-        if not again.replayable:
-            verdict.status, verdict.reason = "not_replayable", again.diverged
+    """Run the placebo and repaired continuations of one screened flip; True if decisive."""
+    for seed in range(1, placebos + 1):
+        test.placebo_flips += await flips(
+            Intervention(test.step, test.slot, resample=seed, placebo=True)
+        )
+        test.placebos += 1
+        # futility: even with every remaining repair flipping and no placebo, no pass
+        if p_value(repairs, repairs, test.placebo_flips, placebos) > alpha:
+            test.futile = True
             return False
-        if not flipped(recorded, again.outcome):
+    for seed in range(1, repairs):
+        test.repair_flips += await flips(Intervention(test.step, test.slot, resample=seed))
+        test.repairs += 1
+        best = test.repair_flips + repairs - test.repairs
+        if p_value(best, repairs, test.placebo_flips, placebos) > alpha:
+            test.futile = True
             return False
-    return True
-
-
-async def _beats_placebo(
-    recorded: Outcome, run: Replayer, call: Call, placebo: int, verdict: Verdict
-) -> bool:
-    """Whether fewer than half of ``placebo`` resampled answers of the slot's own
-    model flip the outcome too (if most do, the flip is the redraw's, not the repair's)."""
-    flips = 0
-    for seed in range(1, placebo + 1):
-        again = await run(Intervention(call.index, call.slot, resample=seed, placebo=True))
-        verdict.replays += 1
-        if not again.replayable:
-            verdict.status, verdict.reason = "not_replayable", again.diverged
-            return False
-        flips += flipped(recorded, again.outcome)
-        if 2 * flips >= placebo:
-            break
-    verdict.placebo_flips.append(flips)
-    return 2 * flips < placebo
+    test.p = p_value(test.repair_flips, test.repairs, test.placebo_flips, test.placebos)
+    return test.p <= alpha
 
 
 def _describe(outcome: Outcome) -> str:
     if outcome.error is not None:
         return f"with an error ({outcome.error_kind})"
-    return "in success" if outcome.success else "in failure"
+    return f"in {'success' if outcome.success else 'failure'} (reward {outcome.reward:g})"
 
 
-__all__ = ["Replay", "Verdict", "decisive_step", "flipped", "replay"]
+__all__ = [
+    "ALPHA",
+    "PLACEBOS",
+    "REPAIRS",
+    "Passed",
+    "Replay",
+    "Test",
+    "Verdict",
+    "decisive_step",
+    "flipped",
+    "p_value",
+    "replay",
+    "reproduction_problem",
+    "succeeded",
+]

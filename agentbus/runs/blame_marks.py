@@ -17,7 +17,18 @@ from agentbus.inputs import json_object
 FILE = "blame.jsonl"
 
 #: the fields a transcript needs to mark the call
-_MARK = ("status", "slot", "rank", "step", "repair", "replays", "reason")
+_MARK = (
+    "status",
+    "slot",
+    "rank",
+    "step",
+    "repair",
+    "replays",
+    "reason",
+    "outcome",
+    "repair_rate",
+    "placebo_rate",
+)
 
 
 def verdicts(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -39,15 +50,18 @@ def mark_of(run_dir: Path, episode_id: str) -> dict[str, Any] | None:
     return verdicts(run_dir).get(episode_id)
 
 
-def by_module(run_dir: Path) -> dict[str, list[str]]:
-    """Blamed episodes grouped by the module of their decisive call, plus ``none``
-    (no single call decides) and ``not replayable``."""
-    groups: dict[str, list[str]] = {}
+def by_module(run_dir: Path) -> dict[str, dict[str, list[str]]]:
+    """Blamed failures and blamed successes apart (``failures``, ``successes``), each
+    grouped by the module of their decisive call, plus ``none`` (no single call
+    decides) and ``not replayable``. A verdict without an outcome is a failure's
+    (blame wrote no outcome before it could blame successes)."""
+    out: dict[str, dict[str, list[str]]] = {"failures": {}, "successes": {}}
     for eid, v in sorted(verdicts(run_dir).items()):
         status = v.get("status")
         key = str(v.get("slot")) if status == "decisive" else str(status).replace("_", " ")
-        groups.setdefault(key, []).append(eid)
-    return groups
+        side = "successes" if v.get("outcome") == "success" else "failures"
+        out[side].setdefault(key, []).append(eid)
+    return out
 
 
 __all__ = ["by_module", "mark_of", "verdicts"]

@@ -289,6 +289,7 @@ class RunState:
             # whatever has ended so far: the dashboard shows only these
             "estimate_coalitions": _estimate_coalitions(self.snapshot_raw),
             "admitted_tasks": (self.snapshot_raw or {}).get("admitted_tasks"),
+            "headline": (self.snapshot_raw or {}).get("headline"),  # the console's MVP line
             "coalitions": coalitions,
             "recent": list(self.recent),
         }

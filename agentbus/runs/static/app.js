@@ -82,7 +82,7 @@ function fromStatus(s) {
     eps: s.episodes_per_s, tps: s.tokens_per_s, phi: s.phi || [], coalitions,
     recent: s.recent || [], finished: s.finished, snapshotN: s.phi_episodes ?? null,
     phiNote: s.phi_note ?? null, estimate: estimateRows(s.estimate_coalitions),
-    admittedTasks: s.admitted_tasks ?? null, readOnly: !!s.read_only };
+    admittedTasks: s.admitted_tasks ?? null, readOnly: !!s.read_only, headline: s.headline || [] };
   if (s.phi_estimable === false) out.phi = [];
   out.phiNote = notEstimableText(out.phiNote);
   return out;
@@ -142,6 +142,7 @@ function apply(ev) {
     const view = snapshotView(ev);
     state.phi = view.rows;  // never a number while the estimate is not honest yet
     state.phiNote = view.note;
+    state.headline = ev.headline || [];  // the console's and results.md's MVP line, same words
     state.snapshotN = ev.n ?? ev.episodes ?? ev.n_episodes ?? ev.count ?? null;
     // an adaptive run that stops on the data leads with the anytime-valid interval
     state.phiInterval = ev.interval === "anytime-valid" ? "95% anytime-valid interval" : "95% interval";
@@ -199,6 +200,7 @@ function renderPhi() {
   const rows = state.phi;
   $("phi-empty").hidden = rows.length > 0;
   $("phi-empty").textContent = state.phiNote || "no attribution snapshot yet";
+  $("phi-headline").textContent = rows.length ? (state.headline || []).join("\n") : "";
   $("phi-n").textContent = rows.length && state.snapshotN ? "(" + state.snapshotN + " episodes in the estimate)" : "";
   svg.replaceChildren();
   if (!rows.length) { svg.setAttribute("height", "0"); return; }

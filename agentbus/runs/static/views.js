@@ -265,22 +265,33 @@ async function showEpisode(id) {
   }
 }
 
+// One numbering for calls everywhere (console, blame.md, here): "model call N", counted from 0
+// in the order the calls started; environment rounds are named by the run's own unit.
 function blameNote(b) {
+  const what = b.outcome === "success" ? "success" : "failure";
+  const rates = b.repair_rate == null ? "" : "; flip rate repaired " + b.repair_rate.toFixed(2) + " vs placebo " + b.placebo_rate.toFixed(2);
   const text = b.status === "decisive"
-    ? "decisive call: " + b.slot + "'s call " + (b.rank + 1) + " (call " + b.step + " of the episode); answered by " + b.repair + " the outcome flips"
-    : b.status === "none" ? "no single call decides this episode: repairing any one with " + b.repair + " leaves it as it was"
+    ? "decisive call of this " + what + ": model call " + b.step + " (counted from 0), " + b.slot + "'s call number " + b.rank + " (counted from 0); answered by " + b.repair + " the outcome changes" + rates
+    : b.status === "none" ? "no single call decides this " + what + ": repairing any one with " + b.repair + " moves the outcome no more than a placebo"
       : "not replayable: " + (b.reason || "the prefix did not reproduce");
   return el("p", { class: "blame-note" }, text + " (" + b.replays + " replays)");
 }
 
-// Blamed episodes by module (api/blame, from blame.jsonl); hidden when the run was not blamed.
+// Blamed failures and successes apart, by module (api/blame, from blame.jsonl); hidden when the run was not blamed.
 async function showBlame() {
-  let groups = {};
-  try { groups = await getJSON("api/blame"); } catch (err) { return; }
-  const keys = Object.keys(groups);
-  $("blame-panel").hidden = !keys.length;
-  $("blame-list").replaceChildren(...keys.map((k) => el("p", {}, el("strong", {}, k + " (" + groups[k].length + "): "),
-    ...groups[k].map((id) => el("a", { href: "#episode=" + encodeURIComponent(id), class: "blame-ep" }, id.split("|")[2] || id)))));
+  let sides = {};
+  try { sides = await getJSON("api/blame"); } catch (err) { return; }
+  const rows = [];
+  for (const side of ["failures", "successes"]) {
+    const groups = sides[side] || {};
+    const keys = Object.keys(groups);
+    if (!keys.length) continue;
+    rows.push(el("h3", {}, side === "failures" ? "Failures (which call broke them)" : "Successes (which call, answered by the default model, breaks them)"));
+    rows.push(...keys.map((k) => el("p", {}, el("strong", {}, k + " (" + groups[k].length + "): "),
+      ...groups[k].map((id) => el("a", { href: "#episode=" + encodeURIComponent(id), class: "blame-ep" }, id.split("|")[2] || id)))));
+  }
+  $("blame-panel").hidden = !rows.length;
+  $("blame-list").replaceChildren(...rows);
 }
 
 // ---- two coalitions on one task, by step -----------------------------------

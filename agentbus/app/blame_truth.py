@@ -1,0 +1,108 @@
+"""How often blame names an injected mistake, beside what chance and simple rules score.
+
+With injected mistakes (:mod:`agentbus.sim.mistakes`) each blamed failure has
+one known decisive call. A verdict is *step-correct* when it names that call
+and *module-correct* when it names that call's module. The same two scores
+are given to four rules that need no replay, so that a figure can be read
+against what it must beat: step 0 (the first call), a random call, the
+earliest rolled mistake and a random rolled mistake. Each score carries a
+95% Wilson interval. A rule beats another when its interval lies above the
+other's: that is what :func:`beats` checks, and what the CI test asks of blame
+against every baseline.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from scipy.stats import binomtest
+
+#: the rules scored beside blame
+BASELINES = ("step 0", "random call", "earliest mistake", "random mistake")
+
+Pick = Callable[[Mapping[str, Any], random.Random], int | None]
+
+
+def wilson(hits: int, n: int) -> tuple[float, float]:
+    """The 95% Wilson interval of ``hits`` of ``n`` ((0, 1) when n is 0)."""
+    if n == 0:
+        return 0.0, 1.0
+    ci = binomtest(hits, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def _random_mistake(e: Mapping[str, Any], rng: random.Random) -> int | None:
+    wrong = list(e.get("mistakes") or ())
+    return rng.choice(wrong) if wrong else None
+
+
+RULES: dict[str, Pick] = {
+    "blame": lambda e, rng: e.get("step") if e.get("status") == "decisive" else None,
+    "step 0": lambda e, rng: 0,
+    "random call": lambda e, rng: rng.randrange(len(e["call_slots"])) if e["call_slots"] else None,
+    "earliest mistake": lambda e, rng: min(e["mistakes"]) if e.get("mistakes") else None,
+    "random mistake": _random_mistake,
+}
+
+
+def one_injected(e: Mapping[str, Any]) -> int | None:
+    """The truth of a verdict with exactly one injected mistake: that call."""
+    found = e.get("injected") or []
+    return int(found[0]) if len(found) == 1 else None
+
+
+def score(
+    entries: Sequence[Mapping[str, Any]],
+    truth: Callable[[Mapping[str, Any]], int | None] = one_injected,
+    seed: int = 0,
+) -> dict[str, Any] | None:
+    """Step and module accuracy of blame and each baseline on the entries with a known truth."""
+    known = [(e, t) for e in entries if "call_slots" in e and (t := truth(e)) is not None]
+    if not known:
+        return None
+    out: dict[str, Any] = {"episodes": len(known), "rules": {}}
+    for name, pick in RULES.items():
+        rng = random.Random(f"blame-truth:{seed}:{name}")
+        step_hits = module_hits = 0
+        for e, t in known:
+            chosen = pick(e, rng)
+            slots = e["call_slots"]
+            step_hits += chosen == t
+            module_hits += chosen is not None and chosen < len(slots) and slots[chosen] == slots[t]
+        n = len(known)
+        out["rules"][name] = {
+            "step": [step_hits, n, *wilson(step_hits, n)],
+            "module": [module_hits, n, *wilson(module_hits, n)],
+        }
+    return out
+
+
+def beats(scored: Mapping[str, Any], rule: str, other: str, what: str = "step") -> bool:
+    """Whether ``rule``'s 95% interval lies wholly above ``other``'s (for ``what``)."""
+    mine, theirs = scored["rules"][rule][what], scored["rules"][other][what]
+    return bool(mine[2] > theirs[3])
+
+
+def truth_lines(scored: Mapping[str, Any] | None) -> list[str]:
+    """The injected-truth table: each rule's step and module accuracy with its interval."""
+    if scored is None:
+        return []
+    lines = [
+        f"injected-mistake truth ({scored['episodes']} failures with one known decisive call):",
+        f"  {'rule':<17} {'step':<10} {'acc':>6}  {'95% Wilson':<12}   {'module':<10} "
+        f"{'acc':>6}  95% Wilson",
+    ]
+    for name, r in scored["rules"].items():
+        cells = []
+        for what in ("step", "module"):
+            k, n, lo, hi = r[what]
+            cells.append(
+                f"{k:>4}/{n:<4} {100 * k / n:>5.1f}% [{100 * lo:>3.0f}, {100 * hi:>3.0f}]%"
+            )
+        lines.append(f"  {name:<17} {cells[0]:>30} {cells[1]:>30}")
+    return lines
+
+
+__all__ = ["BASELINES", "RULES", "beats", "one_injected", "score", "truth_lines", "wilson"]
