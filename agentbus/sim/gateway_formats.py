@@ -78,6 +78,10 @@ _OUTPUT_FIELDS = re.compile(
 )
 _FIELD_LINE = re.compile(r"^\s*\d+\.\s*`([^`]+)`(?:\s*\((.*?)\)(?=:|\s*$))?", re.M)
 _NOTE = re.compile(r"\[\[ ## (\w+) ## \]\]\n\{\w+\}\s*# note: the value you produce (.+?)$", re.M)
+#: the same note inside the JSON adapter's template (a JSON string, quotes escaped)
+_JSON_NOTE = re.compile(
+    r'^\s*"(\w+)":\s*"\{\w+\}\s*# note: the value you produce ((?:[^"\\]|\\.)*)"', re.M
+)
 _LITERAL = re.compile(r"""['"]([^'"]*)['"]""")
 
 #: DSPy's type names -> the JSON schema a value of that type has
@@ -158,6 +162,28 @@ def filler(schema: Any, text: str, depth: int = 0, defs: Mapping[str, Any] | Non
         props = _properties(schema)
         return {str(n): filler(sub, text, depth + 1, defs) for n, sub in props.items()}
     return {"number": 0.5, "integer": 1, "boolean": True, "null": None}.get(kind, text)
+
+
+def answer_value(value: str, schema: Any, text: str) -> Any:
+    """The module's answer in the field's type: an object carries it in its answer-like part.
+
+    A nested answer (DSPy's pydantic output field, a JSON-schema object) is
+    filled like any other field, with the value in its answer-like property
+    (:data:`ANSWER_KEYS`, else its first number or string property).
+    """
+    defs = schema.get("$defs", {}) if isinstance(schema, Mapping) else {}
+    ref = schema.get("$ref") if isinstance(schema, Mapping) else None
+    target = defs.get(ref.rsplit("/", 1)[-1]) if isinstance(ref, str) else schema
+    if _schema_type(target) != "object" or not _properties(target):
+        return typed(value, target)
+    props = _properties(target)
+    obj = filler(target, text, defs=defs)
+    key = next((k for k in ANSWER_KEYS if k in props), None) or next(
+        (k for k, sub in props.items() if _schema_type(sub) in ("number", "integer", "string")),
+        next(iter(props)),
+    )
+    obj[key] = answer_value(value, props[key], text) if isinstance(obj, dict) else value
+    return obj
 
 
 def drawn_arguments(parameters: Any, value: str, task_text: str) -> dict[str, Any]:
@@ -290,6 +316,11 @@ def output_schema(messages: Sequence[ChatMessage]) -> dict[str, Any]:
         if not section:
             continue
         notes = dict(_NOTE.findall(m["content"]))
+        for name, escaped in _JSON_NOTE.findall(m["content"]):
+            try:
+                notes.setdefault(name, str(orjson.loads(f'"{escaped}"')))
+            except orjson.JSONDecodeError:
+                continue
         out: dict[str, Any] = {}
         for name, kind in _FIELD_LINE.findall(section.group(1)):
             out[name] = _dspy_schema(kind.strip(), notes.get(name, ""))
@@ -339,6 +370,12 @@ def _schema(response_format: Any) -> Mapping[str, Any]:
     return schema if isinstance(schema, Mapping) else {}
 
 
+def _is_text(schema: Any) -> bool:
+    return _schema_type(schema) == "string" and not (
+        isinstance(schema, Mapping) and ("enum" in schema or "$ref" in schema)
+    )
+
+
 def _field_text(value: Any) -> str:
     """One DSPy field's text: JSON for lists and objects, Python's words for flags."""
     if isinstance(value, bool):
@@ -362,7 +399,10 @@ def render(
         types = schema or fields or {"reasoning": {}, "answer": {}}
         key = _answer_field(list(types))
         shown = "" if value is None else value
-        obj = {n: typed(shown, sub) if n == key else filler(sub, body) for n, sub in types.items()}
+        obj = {
+            n: answer_value(shown, sub, body) if n == key else filler(sub, body)
+            for n, sub in types.items()
+        }
         return orjson.dumps(obj).decode()
     if fields:
         key = _answer_field(list(fields))
@@ -370,10 +410,10 @@ def render(
         for name, sub in fields.items():
             if name != key or value is None:
                 text = _field_text(filler(sub, body))
-            elif len(fields) == 1 and key not in ANSWER_KEYS:
+            elif len(fields) == 1 and key not in ANSWER_KEYS and _is_text(sub):
                 text = f"{body}\nANSWER: {value}"
             else:
-                text = _field_text(typed(value, sub))
+                text = _field_text(answer_value(value, sub, body))
             parts.append(f"[[ ## {name} ## ]]\n{text}\n")
         return "\n".join(parts) + "\n[[ ## completed ## ]]"
     if value is None:
@@ -385,6 +425,7 @@ def render(
 
 __all__ = [
     "FINAL_TOOLS",
+    "answer_value",
     "called_tools",
     "delegation_arguments",
     "drawn_arguments",
