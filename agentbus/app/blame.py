@@ -77,6 +77,10 @@ class BlameOptions:
     threshold: float | None = None
     #: print every episode's verdict
     details: bool = False
+    #: the agent's isolation given on blame's own command line (a run's manifest never
+    #: loosens it: external.replay_config)
+    agent_isolation: str | None = None
+    agent_paths: tuple[Path, ...] = ()
 
     def passed(self, outcome: Outcome) -> bool:
         """Success as the run scores it: the reward threshold, else the success flag."""

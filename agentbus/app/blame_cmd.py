@@ -46,6 +46,7 @@ from agentbus.app.blame import (
 )
 from agentbus.app.blame_report import detail_lines, save, summarise, table_lines
 from agentbus.app.cli_args import OneLineParser
+from agentbus.app.external import replay_config
 from agentbus.app.run import exit_status
 from agentbus.core.record import EpisodeRecord
 from agentbus.errors import InfraError, UserError
@@ -100,6 +101,8 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
     )
     p.add_argument("--details", action="store_true", help="print every episode's verdict")
     p.add_argument("--concurrency", type=int, default=16, help="episodes replayed at once")
+    p.add_argument("--agent-isolation", choices=("sandbox", "none"), help="replay the agent so")
+    p.add_argument("--agent-path", action="append", type=Path, default=[], help="as for run")
     ns = p.parse_args(list(argv) if argv is not None else None)
     if ns.sample is not None and ns.sample < 1:
         p.error("--sample must be at least 1")
@@ -122,6 +125,8 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
         repair=ns.repair,
         concurrency=ns.concurrency,
         seed=ns.seed,
+        agent_isolation=ns.agent_isolation,
+        agent_paths=tuple(ns.agent_path),
         repairs=ns.repairs,
         placebos=ns.placebos,
         alpha=ns.alpha,
@@ -165,7 +170,9 @@ async def blame(options: BlameOptions, out: Any = None) -> dict[str, Any]:
     """Run the whole command; returns the summary (also written to the run directory)."""
     out = sys.stdout if out is None else out
     run_dir = options.run_dir
-    config = load_config(run_dir)
+    config = replay_config(  # never a looser sandbox than the defaults from a file
+        load_config(run_dir), options.agent_isolation == "none", options.agent_paths
+    )
     records = await anyio.to_thread.run_sync(load_records, run_dir)
     varied = list(dict.fromkeys(s for r in records for s in r.slots))
     if options.coalition is None:  # a success of the all-test agent, or a failure of the default
