@@ -206,6 +206,7 @@ class InspectAgent(CallableAgent):
             return await asyncio.create_task(self._run(sample, ctx, clients))
         finally:
             await close_each(http.aclose for http in clients)
+            _forget_connections(ctx.api_key)
 
     def _model(self, name: str, ctx: AgentContext, role: str | None, clients: list[Any]) -> Any:
         """``openai/NAME`` at the episode's gateway, on an HTTP client of its own.
@@ -336,6 +337,21 @@ class RoleModels(dict[str, Any]):
         if role not in self:
             self[role] = self.make(role)
         return self[role]
+
+
+def _forget_connections(token: str) -> None:
+    """Drop Inspect's concurrency limiters keyed by this episode's token (one per model).
+
+    Inspect keeps a limiter per connection key (API key and model name) for
+    the life of the process; every episode has a token of its own, so without
+    this a long run would hold one per model per episode it ever ran.
+    """
+    from inspect_ai.util import _concurrency
+
+    limiters = getattr(getattr(_concurrency, "_concurrency_registry", None), "_semaphores", None)
+    if isinstance(limiters, dict):
+        for key in [k for k in limiters if token in str(k)]:
+            del limiters[key]
 
 
 @contextlib.contextmanager
