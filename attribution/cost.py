@@ -227,7 +227,7 @@ def _ci(row: Mapping[str, Any] | None, key: str = "mean") -> str:
 
 
 def _coalition_rows(cost: Mapping[str, Any], slots: list[str]) -> list[list[str]]:
-    from attribution.results import ordered_keys
+    from attribution.tables import ordered_keys
 
     models = list(cost["models"])
     keys = ordered_keys(slots, {k for m in models for k in cost["models"][m]["coalitions"]})
@@ -326,7 +326,7 @@ def render_cost(cost: Mapping[str, Any], slots: list[str], confidence: float = 0
 
 def cost_markdown(cost: Mapping[str, Any], slots: list[str]) -> str:
     """The cost sections of results.md."""
-    from attribution.results import _md_table
+    from attribution.tables import _md_table
 
     models = list(cost["models"])
     slot_models, rows = _slot_rows(cost)

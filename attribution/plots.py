@@ -25,7 +25,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.projections.polar import PolarAxes
 
-from attribution.results import ordered_keys
+from attribution.tables import ordered_keys
 
 FORMATS = ("png", "svg")
 

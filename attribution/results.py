@@ -26,8 +26,8 @@ tasks; the interval is Wilson's, task-clustered over repeats, see
 :mod:`attribution.rates`).
 
 Its Markdown tables and console table are in :mod:`attribution.tables`, the
-interval a run leads with at an adaptive stop in :mod:`attribution.stop_interval`;
-their names stay importable from here.
+interval a run leads with at an adaptive stop in :mod:`attribution.stop_interval`
+(import them from there: a split file moves its callers, it does not re-export).
 """
 
 from __future__ import annotations
@@ -49,23 +49,7 @@ from attribution.rates import rate_interval
 from attribution.sampling import StratifiedShapley
 
 # what moved keeps its old import path here
-from attribution.stop_interval import ANYTIME as ANYTIME
-from attribution.stop_interval import FIXED as FIXED
-from attribution.stop_interval import STOP_INTERVAL as STOP_INTERVAL
-from attribution.stop_interval import lead_with_stop_interval as lead_with_stop_interval
-from attribution.stop_interval import stop_interval_line as stop_interval_line
-from attribution.tables import _agent_rows as _agent_rows
-from attribution.tables import _md_table as _md_table
-from attribution.tables import _shift_rows as _shift_rows
-from attribution.tables import _shift_title as _shift_title
-from attribution.tables import _variant_rows as _variant_rows
-from attribution.tables import agent_failure_line as agent_failure_line
-from attribution.tables import agent_failure_markdown as agent_failure_markdown
-from attribution.tables import given_up_line as given_up_line
-from attribution.tables import has_variants as has_variants
-from attribution.tables import ordered_keys as ordered_keys
-from attribution.tables import render_console as render_console
-from attribution.tables import to_markdown as to_markdown
+from attribution.stop_interval import FIXED
 
 Results = dict[str, Any]
 

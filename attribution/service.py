@@ -44,16 +44,9 @@ from attribution.estimators import Estimator
 from attribution.exact import shapley_values
 from attribution.headline import headline
 from attribution.power import projection_note
-from attribution.results import (
-    EXACT_MAX_SLOTS,
-    FIXED,
-    Results,
-    build_results,
-    given_up,
-    lead_with_stop_interval,
-    model_summary,
-)
+from attribution.results import EXACT_MAX_SLOTS, Results, build_results, given_up, model_summary
 from attribution.sampling import StratifiedShapley
+from attribution.stop_interval import FIXED, lead_with_stop_interval
 from attribution.suggestion import Suggestion as Suggestion  # its old import path
 from attribution.suggestion import exact_suggestion
 from attribution.variance import MIN_CLUSTERS

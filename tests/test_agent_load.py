@@ -124,7 +124,7 @@ def test_a_time_out_on_a_saturated_machine_says_so_with_the_remedy(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from agentbus.gateway import actors
-    from attribution.results import agent_failure_line
+    from attribution.tables import agent_failure_line
 
     monkeypatch.setattr(actors, "saturation", lambda: "load 9.5 on 2 CPUs")
     note = actors.timeout_note("agent ran past its time limit of 20s", 3.4)

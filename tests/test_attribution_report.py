@@ -14,8 +14,8 @@ from rich.console import Console
 
 from agentbus.app.report import main, rebuild
 from attribution.plots import plot_radar
-from attribution.results import render_console, to_markdown
 from attribution.synthetic import paper_like_game
+from attribution.tables import render_console, to_markdown
 
 SLOTS = ["planning", "reasoning", "action", "reflection"]
 

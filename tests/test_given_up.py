@@ -10,7 +10,8 @@ from agentbus.core.outcome import Outcome
 from agentbus.core.record import EpisodeRecord
 from attribution.collect import Collector
 from attribution.rates import rate_interval
-from attribution.results import build_results, render_console, to_markdown
+from attribution.results import build_results
+from attribution.tables import render_console, to_markdown
 
 SLOTS = ("planning", "action")
 KEYS = {"": (), "planning": ("planning",), "action": ("action",), "planning+action": SLOTS}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentbus.app.summary import adaptive_line, attribution_table
-from attribution.results import to_markdown
+from attribution.tables import to_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 

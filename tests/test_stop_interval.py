@@ -23,8 +23,10 @@ import numpy as np
 from agentbus.core.events import EventHub
 from attribution.exact import shapley_values
 from attribution.game import Game
-from attribution.results import ANYTIME, FIXED, lead_with_stop_interval, model_summary, to_markdown
+from attribution.results import model_summary
 from attribution.service import AttributionService
+from attribution.stop_interval import ANYTIME, FIXED, lead_with_stop_interval
+from attribution.tables import to_markdown
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import stop_coverage

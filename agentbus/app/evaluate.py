@@ -62,14 +62,10 @@ from agentbus.runs.progress import Progress, run_console
 from agentbus.runs.server import LiveServer
 from agentbus.runs.store import RunStore
 from agentbus.sim.service import SimHandle, sim_service
-from attribution.results import (
-    agent_failure_line,
-    build_results,
-    lead_with_stop_interval,
-    stop_interval_line,
-    to_markdown,
-)
+from attribution.results import build_results
 from attribution.service import AttributionService
+from attribution.stop_interval import lead_with_stop_interval, stop_interval_line
+from attribution.tables import agent_failure_line, to_markdown
 
 
 @dataclass

@@ -270,7 +270,7 @@ def summary_line(results: dict[str, Any]) -> str:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    from attribution.results import _md_table
+    from attribution.tables import _md_table
 
     code, legend = codes(results)
     rows = [

@@ -33,7 +33,9 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
     from agentbus.app.summary import reward_kind
     from agentbus.runs.store import check_log
     from attribution.collect import collect_from_log
-    from attribution.results import build_results, lead_with_stop_interval, to_markdown
+    from attribution.results import build_results
+    from attribution.stop_interval import lead_with_stop_interval
+    from attribution.tables import to_markdown
 
     if not run_dir.is_dir():
         raise UserError(f"run directory {str(run_dir)!r} does not exist or is not a directory")

@@ -104,7 +104,7 @@ def value_word(results: Mapping[str, Any]) -> str:
 
 def coalition_table(results: Mapping[str, Any]) -> Group:
     """v(S) per coalition (letter codes) and test model, with the code legend."""
-    from attribution.results import ordered_keys
+    from attribution.tables import ordered_keys
 
     models = list(results["models"])
     labels = model_labels(models)
@@ -180,8 +180,7 @@ def details(results: Mapping[str, Any], console: Console) -> None:
 
 def varied(results: Mapping[str, Any], console: Console) -> None:
     """What the user asked for beside phi: variants, a shift's pass rates, --best, --pareto."""
-    from attribution.results import _variant_rows, has_variants
-    from attribution.tables import varied_tables
+    from attribution.tables import _variant_rows, has_variants, varied_tables
 
     models = list(results["models"])
     labels = model_labels(models)
@@ -205,7 +204,7 @@ def varied(results: Mapping[str, Any], console: Console) -> None:
 def cost_tables(results: Mapping[str, Any]) -> Group:
     """Cost per coalition (codes), per slot, and the Shapley value of cost, at 80 columns."""
     from attribution.cost import _ci, _shapley_rows, _slot_rows
-    from attribution.results import ordered_keys
+    from attribution.tables import ordered_keys
 
     cost = results["cost"]
     slots = list(results["slots"])
@@ -247,7 +246,7 @@ def print_summary(
     notes: Sequence[str | None] = (),
 ) -> None:
     """The headline, the compact table, the notes; ``show_details``: every other table."""
-    from attribution.results import given_up_line
+    from attribution.tables import given_up_line
 
     for line in headline(results):
         console.print(Text(line, style="bold"))
