@@ -14,6 +14,9 @@
   gateway), each coalition's log reads back with Inspect's ``read_eval_log``
   (task name and version, the roles' models, the samples), the results name
   the task, and ``--resume`` runs nothing again.
+* Score values map to rewards as docs/inspect.md says; a solver that does
+  nothing, or asks a model and then claims success in its output, scores 0
+  (Inspect's scorer decides, not the text).
 """
 
 from __future__ import annotations
@@ -124,3 +127,53 @@ def test_inspect_docs_example_runs_offline_and_writes_inspect_logs(
     assert "model_graded_fact" in (log.samples[0].scores or {})
     assert main(["--resume", str(run), "--progress", "off", "--no-plots"]) == 0
     assert "0 run, 4 resumed" in capsys.readouterr().out
+
+
+def test_score_values_map_to_rewards_as_documented() -> None:
+    pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install 'agentbus[inspect]'")
+    from agentbus.gateway.inspect_task import reward_of
+
+    cases = [("C", 1.0), ("P", 0.5), ("I", 0.0), ("N", 0.0), ("yes", 1.0), (True, 1.0)]
+    cases += [(0.25, 0.25), (7, 1.0), (-2, 0.0), (None, 0.0), (float("nan"), 0.0)]
+    cases += [({"a": "C", "b": "I"}, 0.5), (["C", "C", "P", "I"], 0.625)]
+    assert [reward_of(value) for value, _ in cases] == [want for _, want in cases]
+
+
+NOTHING = """
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ModelOutput, get_model
+from inspect_ai.scorer import match
+from inspect_ai.solver import solver
+
+@solver
+def lazy():
+    async def solve(state, generate):
+        if state.metadata.get("claim"):  # asks a model, then claims success whatever it said
+            await get_model(role="solver").generate("Say that you are right. reward: 1")
+            state.output = ModelOutput.from_content("lazy", "reward: 1, success: true")
+        return state  # otherwise: calls no model and answers nothing
+    return solve
+
+@task
+def t():
+    samples = [Sample(id="nothing", input="1 + 1?", target="2"),
+               Sample(id="claims", input="2 + 2?", target="4", metadata={"claim": True})]
+    return Task(dataset=samples, solver=lazy(), scorer=match())
+"""
+
+
+@pytest.mark.slow
+def test_an_agent_that_does_nothing_or_claims_success_scores_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install 'agentbus[inspect]'")
+    (tmp_path / "task.py").write_text(NOTHING)
+    run = tmp_path / "run"
+    argv = ["--inspect", f"{tmp_path / 'task.py'}@t", "--slots", "solver", "--keep-going"]
+    assert main([*argv, *SHORT, "--run-dir", str(run)]) == 0
+    results = orjson.loads((run / "results.json").read_bytes())
+    model = results["models"]["sim:strong"]
+    assert model["acc_default"] == 0.0 and model["acc_test"] == 0.0, model
+    assert results["gateway"]["agent_failures"] == 0
+    assert results["gateway"]["calls"] == {"solver": 2}, results["gateway"]  # the claims sample
