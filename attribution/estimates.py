@@ -104,7 +104,14 @@ class Estimates:
 
     @property
     def anytime_multiplier(self) -> float:
-        return anytime_factor(self.units, self.horizon, 1.0 - self.confidence)
+        """The confidence sequence's multiplier of ``se``, never below the fixed one's.
+
+        The sequence is asymptotic (a normal boundary): at a few tasks it came
+        out narrower than the t interval at the same point (184 of 240 slot
+        intervals at 2 tasks in an audit), which no interval valid at every
+        stop can be. So it is at least the t quantile.
+        """
+        return max(anytime_factor(self.units, self.horizon, 1.0 - self.confidence), self.quantile)
 
     def raw_bounds(self) -> tuple[FloatArray, FloatArray]:
         """(low, high) of the fixed-sample interval before clipping to ``limits``."""
@@ -122,9 +129,14 @@ class Estimates:
         return self.clip(*self.raw_bounds())
 
     def anytime_bounds(self) -> tuple[FloatArray, FloatArray]:
-        """(cs_low, cs_high): the anytime-valid interval, clipped into ``limits``."""
+        """(cs_low, cs_high): the anytime-valid interval, clipped into ``limits``.
+
+        It contains the fixed-sample interval at the same point (skew widening
+        included), so it is never the narrower of the two.
+        """
         cs = self.anytime_multiplier * self.se
-        return self.clip(self.values - cs, self.values + cs)
+        low, high = self.raw_bounds()
+        return self.clip(np.minimum(self.values - cs, low), np.maximum(self.values + cs, high))
 
     def halfwidths(self, anytime: bool = False) -> FloatArray:
         """Half the width of each interval before clipping (what stopping rules compare).
@@ -132,9 +144,9 @@ class Estimates:
         The anytime-valid one is symmetric. Unclipped, so a run does not stop
         sooner because its interval reached the edge of the possible range.
         """
-        if anytime:
-            return self.anytime_multiplier * self.se
         low, high = self.raw_bounds()
+        if anytime:
+            return np.maximum(self.anytime_multiplier * self.se, (high - low) / 2.0)
         return np.asarray((high - low) / 2.0)
 
     @property

@@ -17,6 +17,14 @@ stop the fixed-sample one; the last column is the interval shown.
 
     python benchmarks/stop_coverage.py            # 2,000 runs per cell: about 2-4 min
     python benchmarks/stop_coverage.py --runs 300 # the size tests/test_stop_coverage.py uses
+    python benchmarks/stop_coverage.py --sizes     # both intervals of plain runs, 2-30 tasks
+
+``--sizes`` checks the two intervals a plain (not adaptive) run reports, at
+2, 3, 5, 10, 20 and 30 tasks: runs of T tasks drawn from the pool, their
+exact game estimated as a run estimates it (``attribution.exact``, the
+anytime sequence tuned to the run's planned size, T), and per size the coverage of ``ci_*`` and ``cs_*`` of the
+pool's exact Shapley values and the share of slot intervals whose ``cs_*``
+is narrower than ``ci_*`` (an interval valid at every stop cannot be).
 """
 
 from __future__ import annotations
@@ -28,7 +36,13 @@ from pathlib import Path
 import numpy as np
 
 from attribution import stopping
-from attribution.replicate import load_pool, per_task_shapley, shapley_by_permutations
+from attribution.exact import shapley_values
+from attribution.replicate import (
+    draw_game,
+    load_pool,
+    per_task_shapley,
+    shapley_by_permutations,
+)
 
 POOLS = Path(__file__).resolve().parents[1] / "tests" / "data" / "per_task"
 ENVS = ("math", "tools", "navigation")
@@ -67,11 +81,43 @@ def replay(
     return slots, fixed, anytime, met, tasks / runs
 
 
+SIZES = (2, 3, 5, 10, 20, 30)
+
+
+def sizes(env: str, runs: int, seed: int = 0) -> list[tuple[int, float, float, float]]:
+    """Per size: (tasks, ci_* coverage, cs_* coverage, share of cs_* narrower than ci_*)."""
+    pool = load_pool(POOLS / f"{env}.npz")
+    truth = shapley_by_permutations(pool.mean_game(), pool.slots)
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in SIZES:
+        fixed = anytime = narrower = 0
+        for _ in range(runs):
+            est = shapley_values(draw_game(pool, rng, n), horizon=n)  # planned at its size
+            low, high = est.bounds()
+            cs_low, cs_high = est.anytime_bounds()
+            fixed += int(np.sum((low <= truth) & (truth <= high)))
+            anytime += int(np.sum((cs_low <= truth) & (truth <= cs_high)))
+            narrower += int(np.sum((cs_low > low + 1e-12) | (cs_high < high - 1e-12)))
+        cells = runs * len(pool.slots)
+        out.append((n, fixed / cells, anytime / cells, narrower / cells))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--sizes", action="store_true", help="plain runs of 2-30 tasks")
     args = parser.parse_args()
     start = time.perf_counter()
+    if args.sizes:
+        print(f"{args.runs} runs per cell; coverage pooled over slots")
+        print("env         tasks  fixed (ci_*)  anytime (cs_*)  cs_* narrower than ci_*")
+        for env in ENVS:
+            for n, ci, cs, narrower in sizes(env, args.runs):
+                print(f"{env:10s} {n:6d} {ci:13.3f} {cs:15.3f} {narrower:24.3f}")
+        print(f"runtime {time.perf_counter() - start:.0f} s")
+        return
     print(f"{args.runs} replayed runs per cell, at most {MAX_TASKS} tasks, halfwidth +/-{TARGET}")
     print("env        rule       met   tasks  slot         fixed  anytime  shown")
     for env in ENVS:
