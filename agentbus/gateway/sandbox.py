@@ -135,7 +135,7 @@ class Sandbox:
             if not word or "\n" in word or word.startswith("<"):
                 continue
             host = Path(word) if word.startswith("/") else self.launch_dir / word
-            if not host.is_absolute() or self.view.shows(host) or word.startswith(PRIVATE):
+            if not host.is_absolute() or self.view.shows(host):
                 continue
             try:
                 exists = host.exists()
