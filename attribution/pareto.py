@@ -62,12 +62,7 @@ from agentbus.core.record import EpisodeRecord
 from attribution.cost import mean_interval
 
 # what moved keeps its old import path here
-from attribution.pareto_terms import BOOTSTRAP as BOOTSTRAP
-from attribution.pareto_terms import CoalitionTable as CoalitionTable
-from attribution.pareto_terms import Terms as Terms
-from attribution.pareto_terms import estimate as estimate
-from attribution.pareto_terms import resamples
-from attribution.pareto_terms import wilson_row as wilson_row
+from attribution.pareto_terms import CoalitionTable, Terms, estimate, resamples
 from attribution.rates import wilson
 
 #: above this many assignments the front is computed but only the front is listed

@@ -47,8 +47,7 @@ from attribution.power import projection_note
 from attribution.results import EXACT_MAX_SLOTS, Results, build_results, given_up, model_summary
 from attribution.sampling import StratifiedShapley
 from attribution.stop_interval import FIXED, lead_with_stop_interval
-from attribution.suggestion import Suggestion as Suggestion  # its old import path
-from attribution.suggestion import exact_suggestion
+from attribution.suggestion import Suggestion, exact_suggestion
 from attribution.variance import MIN_CLUSTERS
 
 log = structlog.get_logger(__name__)

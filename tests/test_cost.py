@@ -273,8 +273,8 @@ def test_an_additive_cost_prediction_below_zero_is_clipped_and_plots(tmp_path: P
     its interval holds it, and the Pareto figure draws (it once ended a run)."""
     import numpy as np
 
-    from attribution.pareto import Terms, estimate
     from attribution.pareto_plot import _err
+    from attribution.pareto_terms import Terms, estimate
 
     # default costs 1.0; each test model's coalition saves a little more than it costs
     rows = [[1.0, 0.4, 0.9, 0.4, 0.9 + 1e-6 * k] for k in range(8)]

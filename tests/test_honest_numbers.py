@@ -165,12 +165,8 @@ def test_repeats_at_temperature_above_zero_run_with_the_task_as_unit(tmp_path: P
 def test_adaptive_runs_keep_few_task_blocks_in_flight() -> None:
     """A fixed run keeps ~256 episodes in flight; an adaptive one at most a few
     blocks, so its stop is not overrun by work issued before any estimate."""
-    from agentbus.app.evaluate import (
-        ADAPTIVE_TASKS_IN_FLIGHT,
-        load_environment,
-        make_plan,
-        tasks_in_flight,
-    )
+    from agentbus.app.preparation import load_environment, make_plan
+    from agentbus.app.schedule import ADAPTIVE_TASKS_IN_FLIGHT, tasks_in_flight
 
     for slots, fixed in (("planning,action", 64), ("planning,reasoning,action,reflection", 16)):
         config = parse(["--slots", slots, "--tasks", "4"])

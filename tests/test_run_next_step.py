@@ -19,6 +19,7 @@ import pytest
 
 from agentbus.app import evaluate as ev
 from agentbus.app import run as cli
+from agentbus.app.breaker import INFRA_BREAKER
 from agentbus.core.outcome import Outcome
 from agentbus.core.record import EpisodeRecord
 
@@ -99,7 +100,7 @@ async def test_the_self_stop_lets_a_healthy_servers_episode_finish() -> None:
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(healthy)
-                for n in range(1, ev.INFRA_BREAKER + 1):
+                for n in range(1, INFRA_BREAKER + 1):
                     await on_outcome(SimpleNamespace(episode_id=f"e{n}"), _record(n, False))
 
     queue = SimpleNamespace(stopped=False, settle=lambda spec, record: None)
@@ -116,5 +117,5 @@ async def test_the_self_stop_lets_a_healthy_servers_episode_finish() -> None:
         await ev._run_episodes(prep, None, Runtime(), queue, breaker, None)  # type: ignore[arg-type]
     assert queue.stopped
     # the healthy episode ended after the trip: the reason still names the streak that tripped
-    assert f"stopped after {ev.INFRA_BREAKER} episodes in a row" in (breaker.reason() or "")
+    assert f"stopped after {INFRA_BREAKER} episodes in a row" in (breaker.reason() or "")
     assert any(r.counts for r in seen), "the healthy server's episode was cancelled"

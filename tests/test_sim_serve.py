@@ -127,7 +127,7 @@ def test_env_datasets_reach_the_experts(tmp_path: Path) -> None:
 def test_default_tasks_are_the_runs_tasks() -> None:
     """No --dataset: the generators' tasks, exactly as agentbus.run makes them."""
     from agentbus.app.config import RunConfig
-    from agentbus.app.evaluate import load_environment
+    from agentbus.app.preparation import load_environment
     from agentbus.sim.config import SimConfig
     from agentbus.sim.serve import build_model
 

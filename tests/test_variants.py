@@ -21,8 +21,8 @@ import pytest
 
 from agentbus.app.cli_args import parse, parse_command
 from agentbus.app.config import RunConfig
-from agentbus.app.evaluate import load_environment, make_plan, manifest_of
 from agentbus.app.evaluation import SpecFactory, cell_id, episode_id
+from agentbus.app.preparation import load_environment, make_plan, manifest_of
 from agentbus.app.report import rebuild
 from agentbus.core import registry
 from agentbus.core.episode import Episode, EpisodeSpec

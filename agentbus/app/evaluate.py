@@ -22,7 +22,6 @@ from rich.console import Console
 from agentbus.answers import answer_line, answer_markdown, answer_summary
 from agentbus.app import external, inspect_run
 from agentbus.app.adaptive import AdaptiveScheduler
-from agentbus.app.breaker import INFRA_BREAKER as INFRA_BREAKER
 from agentbus.app.breaker import Breaker
 from agentbus.app.config import RunConfig
 from agentbus.app.costs import cost_markdown, print_budget_stop
@@ -34,20 +33,10 @@ from agentbus.app.misconfig import watch_for
 from agentbus.app.pareto import pareto_phase
 from agentbus.app.preparation import (  # the old import paths of these names stay valid
     Prepared,
+    prepare,
     sim_config,
 )
-from agentbus.app.preparation import check_models as check_models
-from agentbus.app.preparation import check_repeats as check_repeats
-from agentbus.app.preparation import default_run_dir as default_run_dir
-from agentbus.app.preparation import load_environment as load_environment
-from agentbus.app.preparation import make_plan as make_plan
-from agentbus.app.preparation import manifest_of as manifest_of
-from agentbus.app.preparation import prepare as prepare
-from agentbus.app.schedule import ADAPTIVE_TASKS_IN_FLIGHT as ADAPTIVE_TASKS_IN_FLIGHT
-from agentbus.app.schedule import coalition_blocks as coalition_blocks
 from agentbus.app.schedule import plan_work
-from agentbus.app.schedule import schedule_order as schedule_order
-from agentbus.app.schedule import tasks_in_flight as tasks_in_flight
 from agentbus.app.screened import evaluate_screened
 from agentbus.app.summary import adaptive_line, print_summary, reward_kind
 from agentbus.app.workqueue import WorkQueue

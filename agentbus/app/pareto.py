@@ -38,8 +38,8 @@ from attribution.pareto import (
     most_accurate,
     predict,
     promising,
-    wilson_row,
 )
+from attribution.pareto_terms import wilson_row
 
 PARETO: RecordKind = "pareto"
 

@@ -87,7 +87,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
             check(config)
     except (UserError, InfraError) as exc:
         return exit_status(exc)
-    from agentbus.app.evaluate import default_run_dir, evaluate
+    from agentbus.app.evaluate import evaluate
+    from agentbus.app.preparation import default_run_dir
 
     if config.run_dir is None:  # named now, so an interrupted run can say where it is
         config = config.model_copy(update={"run_dir": default_run_dir(config)})
