@@ -36,6 +36,7 @@ ENTRY_SHIMS = {
     "discover.py",
     "list.py",
     "blame.py",
+    "sandbox.py",
 }
 
 
