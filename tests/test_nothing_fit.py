@@ -115,3 +115,39 @@ def test_crashes_that_end_first_do_not_decide_the_verdict() -> None:
     assert "3 of the first 4 episodes were the agent's own failures" in str(
         [worse.record(r) for r in many][-1]
     )
+
+
+def _scored(task: int, coalition: tuple[str, ...], answer: str, reward: float) -> EpisodeRecord:
+    outcome = Outcome(
+        reward=reward,
+        details={
+            "gateway": {"modules": {"planner": {"calls": 1}, "solver": {"calls": 1}}},
+            "result": {"answer": answer},
+            "expected": "7",
+        },
+    )
+    return EpisodeRecord(
+        episode_id=f"sim:strong|{'+'.join(coalition) or '-'}|t{task}|r0",
+        task_id=f"t{task}",
+        test_model="sim:strong",
+        coalition=coalition,
+        slots=("planner", "solver"),
+        outcome=outcome,
+    )
+
+
+def test_an_agent_that_abstains_when_unsure_is_not_stopped() -> None:
+    # examples/crewai answers "no agreed answer" in most episodes of a weak run, and
+    # right in the rest: its answers fit (the guard fired on it at 6 of 8 unreadable)
+    coalitions = [(), ("planner",), ("solver",), ("planner", "solver")]
+    watch = MisconfigWatch(["planner", "solver"], 4)
+    for t in range(4):
+        for c in coalitions:
+            right = c == ("planner", "solver")
+            watch.record(_scored(t, c, "7" if right else "no agreed answer", float(right)))
+    assert watch.reason is None and watch.unreadable == 12
+    never = MisconfigWatch(["planner", "solver"], 4)
+    lines = [
+        never.record(_scored(t, c, "no agreed answer", 0.0)) for t in range(2) for c in coalitions
+    ]
+    assert (lines[-1] or "").startswith("nothing fit: 8 of the first 8 scored answers")

@@ -12,12 +12,13 @@ block's worth (over all episodes so far), and names the first of:
 * a majority of episodes that were the agent's own failures;
 * a declared slot that no episode called (an agent that crashes before its
   first call says nothing about its slots, hence this order);
-* nothing fit: once :data:`FIT_TASKS` tasks are complete, most of at least
-  :data:`FIT_EPISODES` scored answers do not have the form of the expected
-  answer (:func:`agentbus.gateway.scorers.readable`), or every one of at
-  least :data:`SAME_EPISODES` scored the same (all 0, all 1: a table that
-  can tell no slot from another); the line shows the first answers against
-  what the scorer expected.
+* nothing fit: once :data:`FIT_TASKS` tasks are complete, none of at least
+  :data:`FIT_EPISODES` scored answers is right and most do not have the form
+  of the expected answer (:func:`agentbus.gateway.scorers.readable`; an
+  agent that abstains when unsure is sound while some answer scores), or
+  every one of at least :data:`SAME_EPISODES` scored the same (all 0, all 1:
+  a table that can tell no slot from another); the line shows the first
+  answers against what the scorer expected.
 
 The run then stops with one line saying what to change (exit 2);
 ``--keep-going`` runs on regardless.
@@ -177,7 +178,9 @@ class MisconfigWatch:
             f"{' first: ' + shown + ';' if shown else ''} give --scorer for the form your agent "
             "answers in (docs/your-agent.md, Scorers) or fix its output (or --keep-going to run on)"
         )
-        if 2 * self.unreadable > scored:
+        # an agent that abstains ("no agreed answer") when unsure is sound while some answer
+        # scores: only answers of the wrong form with none right say nothing fit
+        if 2 * self.unreadable > scored and set(self.rewards) == {0.0}:
             return (
                 f"nothing fit: {self.unreadable} of the first {scored} scored answers do not "
                 f"have the form of the expected answer;{tail}"
