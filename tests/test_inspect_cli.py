@@ -177,3 +177,18 @@ def test_an_agent_that_does_nothing_or_claims_success_scores_zero(
     assert model["acc_default"] == 0.0 and model["acc_test"] == 0.0, model
     assert results["gateway"]["agent_failures"] == 0
     assert results["gateway"]["calls"] == {"solver": 2}, results["gateway"]  # the claims sample
+
+
+@pytest.mark.slow
+def test_discover_lists_the_roles_and_writes_a_config_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install 'agentbus[inspect]'")
+    from agentbus.app.discover import main as discover
+
+    out = tmp_path / "agent.toml"
+    argv = ["--inspect", ARITHMETIC, "--tasks", "1", "--sim-speed", "0", "--out", str(out)]
+    assert discover(argv) == 0
+    table = out.read_text()
+    assert 'slots = ["planner", "solver", "critic"]' in table, table
+    assert f'inspect = "{ARITHMETIC}"' in table and "scorer" not in table, table

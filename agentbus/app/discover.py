@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 
-from agentbus.app import external
+from agentbus.app import external, inspect_run
 from agentbus.app.cli_args import OneLineParser
 from agentbus.app.config import RunConfig, build_config
 from agentbus.app.run import exit_status
@@ -49,6 +49,7 @@ def parser() -> OneLineParser:
     a("--agent", help="your async function, MODULE:FUNC")
     a("--agent-cmd", metavar="CMD", help="your agent as a command")
     a("--agent-url", metavar="URL", help="your agent as an HTTP service")
+    a("--inspect", metavar="FILE@TASK", help="an Inspect AI task: lists the roles it calls")
     a("--dataset", type=Path, help="tasks, one JSON object a line with an id")
     a("--env", help="a built-in environment's tasks instead (math)")
     a("--tasks", type=int, default=3, help="how many tasks to run (default 3)")
@@ -89,7 +90,7 @@ def config_of(ns: argparse.Namespace) -> RunConfig:
     data: dict[str, Any] = {"default": ns.model, "agent_timeout_s": ns.agent_timeout}
     if ns.sim_speed is not None:
         data["sim"] = {"speed": ns.sim_speed}
-    for key in ("agent", "agent_cmd", "agent_url", "dataset", "env", "scorer"):
+    for key in ("agent", "agent_cmd", "agent_url", "inspect", "dataset", "env", "scorer"):
         if getattr(ns, key) is not None:
             data[key] = getattr(ns, key)
     config = build_config(data)
@@ -97,7 +98,7 @@ def config_of(ns: argparse.Namespace) -> RunConfig:
         raise UserError("name your agent: --agent MODULE:FUNC, --agent-cmd CMD or --agent-url URL")
     if ns.env is None:
         config = config.model_copy(update={"env": external.ENV})
-    if config.env == external.ENV and config.dataset is None:
+    if config.env == external.ENV and config.dataset is None and config.inspect is None:
         raise UserError("give tasks: --dataset FILE.jsonl (or --env math)")
     check_count(ns.tasks)
     return config
@@ -108,6 +109,8 @@ async def discover(config: RunConfig, count: int) -> Discovery:
     tasks = setup.tasks[:count]
     runner = external.make_runner(config)
     scorer = load_scorer(config.scorer) if config.scorer is not None else None
+    if config.inspect is not None:  # the task's own scorer decided, in the runner
+        scorer = inspect_run.inspect_verdict
     found = Discovery()
     async with sim_service(config.sim.model_copy(update={"experts": []})) as sim:
         sim.model.add_tasks(config.env, tasks)
@@ -164,7 +167,9 @@ def skeleton(config: RunConfig, modules: Sequence[str]) -> str:
         "# written by python -m agentbus.discover; edit the models, then:",
         "#   python -m agentbus.run --config THIS_FILE",
     ]
-    if config.agent_cmd is not None:
+    if config.inspect is not None:
+        lines.append(f"inspect = {_toml(config.inspect)}")
+    elif config.agent_cmd is not None:
         lines.append(f"agent_cmd = {_toml(config.agent_cmd)}")
     elif config.agent_url is not None:
         lines.append(f"agent_url = {_toml(config.agent_url)}")
@@ -177,7 +182,8 @@ def skeleton(config: RunConfig, modules: Sequence[str]) -> str:
     lines.append("slots = [" + ", ".join(_toml(m) for m in modules) + "]")
     lines.append(f"default = {_toml(config.default)}")
     lines.append('test = ["sim:strong"]')
-    lines.append(f"scorer = {_toml(config.scorer or 'exact')}")
+    if config.inspect is None:  # an Inspect task is scored by its own scorer
+        lines.append(f"scorer = {_toml(config.scorer or 'exact')}")
     return "\n".join(lines) + "\n"
 
 

@@ -333,6 +333,9 @@ class RoleModels(dict[str, Any]):
         super().__init__()
         self.make = make
 
+    def __bool__(self) -> bool:  # Inspect replaces a falsy roles mapping with {}
+        return True
+
     def get(self, role: str, default: Any = None) -> Any:
         if role not in self:
             self[role] = self.make(role)
