@@ -166,6 +166,7 @@ RULES: tuple[Rule, ...] = (
     Rule("plan", r"-m agentbus\.plan(\s|$)", "run"),
     Rule("blame", r"-m agentbus\.blame(\s|$)", "run", extra=("--sample", "1"), slow=True),
     Rule("plugin lists", r"-m agentbus\.list(\s|$)", "run"),
+    Rule("agent sandbox view", r"-m agentbus\.sandbox(\s|$)", "run"),
     Rule(
         "viewer",
         r"-m agentbus\.view(\s|$)",
