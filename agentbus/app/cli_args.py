@@ -19,6 +19,7 @@ import orjson
 
 from agentbus.app import external
 from agentbus.app.config import RunConfig, build_config, load_toml, merge
+from agentbus.app.flag_scope import check_task_flags
 from agentbus.app.listing import environment_names
 from agentbus.app.presets import preset_fragment
 from agentbus.errors import UserError
@@ -436,8 +437,7 @@ def parse_command(argv: list[str] | None = None) -> Command:
         raise UserError(f"dataset not found: {config.dataset}")
     if config.dataset is not None and not config.dataset.is_dir():  # a folder of task files
         check_file(config.dataset, "dataset")
-    if config.knowledge is not None:
-        check_file(config.knowledge, "knowledge file")
+    check_task_flags(config, user)  # --knowledge, --tasks where the run would ignore them
     return Command(config=config, preflight=ns.preflight)
 
 
