@@ -13,8 +13,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
-import sys
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from rich.console import Console
 
 from agentbus.app.config import build_config
 from agentbus.app.evaluate import evaluate
-from agentbus.core import registry
+from tests.example_install import installed
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "envkit_demo"
@@ -36,27 +34,13 @@ Z = 3.5
 @pytest.fixture
 def truth() -> Iterator[Any]:
     """Register the example's entry points (as pip install -e would) and load truth.py."""
-    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
-    entries = [
-        (group.removeprefix("agentbus."), name, value)
-        for group, table in project["entry-points"].items()
-        for name, value in table.items()
-    ]
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        for group, name, value in entries:
-            module, _, attr = value.partition(":")
-            registry.register(group, name, getattr(importlib.import_module(module), attr))
+    with installed(EXAMPLE):
         # by file, under a name of its own: other examples have a truth.py too
         spec = importlib.util.spec_from_file_location("tally_truth", EXAMPLE / "truth.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         yield module
-    finally:
-        for group, name, _ in entries:
-            registry.unregister(group, name)
-        sys.path.remove(str(EXAMPLE))
 
 
 def _strays(model: dict[str, Any], v: dict[tuple[str, ...], float]) -> list[str]:

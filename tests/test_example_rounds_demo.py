@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import sys
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -25,32 +23,18 @@ from rich.console import Console
 from agentbus import ActionProposed, Actor, Feedback, Observation, on
 from agentbus.app.config import build_config
 from agentbus.app.evaluate import evaluate
-from agentbus.core import registry
 from agentbus.core.environment import TaskSource
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from tests.example_install import installed
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "rounds_demo"
 
 
 @pytest.fixture
 def demo() -> Iterator[tuple[ModuleType, ModuleType]]:
-    """Register the example's entry points (as pip install -e would)."""
-    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
-    entries = [
-        (group.removeprefix("agentbus."), name, value)
-        for group, table in project["entry-points"].items()
-        for name, value in table.items()
-    ]
-    sys.path.insert(0, str(EXAMPLE))
-    try:
-        for group, name, value in entries:
-            module, _, attr = value.partition(":")
-            registry.register(group, name, getattr(importlib.import_module(module), attr))
+    """The example's plugins registered (as pip install -e would) and its two modules."""
+    with installed(EXAMPLE):
         yield importlib.import_module("guess_env"), importlib.import_module("guess_expert")
-    finally:
-        for group, name, _ in entries:
-            registry.unregister(group, name)
-        sys.path.remove(str(EXAMPLE))
 
 
 class Bisector(Actor):
