@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import site
 import subprocess
 import sys
@@ -109,3 +110,15 @@ def test_the_sandbox_command_prints_the_allowlist(
     assert show(["--agent-cmd", "python a.py", "--agent-path", str(tmp_path), "--run-dir",
                  str(tmp_path / "run")]) == 2  # fmt: skip
     assert "holds" in capsys.readouterr().err
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="the agent is nobody only when agentbus is root")
+async def test_a_folder_nobody_cannot_read_is_named_with_the_remedy(tmp_path: Path) -> None:
+    code = tmp_path / "private"
+    code.mkdir(mode=0o700)
+    (code / "agent.py").write_text(READER)
+    with pytest.raises(
+        AgentFailed, match=r"runs as the host's nobody, which cannot read .*chmod o\+rX"
+    ):
+        await _run(f"{sys.executable} {code / 'agent.py'}", tmp_path, Isolation(), path="x")

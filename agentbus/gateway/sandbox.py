@@ -17,6 +17,7 @@ import os
 import re
 import resource
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -135,6 +136,12 @@ class Sandbox:
             if not word or "\n" in word or word.startswith("<"):
                 continue
             host = Path(word) if word.startswith("/") else self.launch_dir / word
+            root = next((p for p in self.view.readonly if host.is_relative_to(p)), None)
+            if self.ns is not None and root is not None and not _others_read(host, root):
+                return (
+                    f" (agentbus runs as root, so the agent runs as the host's nobody, which "
+                    f"cannot read {host}: make it readable by others, chmod o+rX)"
+                )
             if not host.is_absolute() or self.view.shows(host):
                 continue
             try:
@@ -180,6 +187,20 @@ def check(isolation: Isolation) -> None:
             f"the bubblewrap sandbox does not start here ({reason}); "
             "allow user namespaces, or pass --agent-isolation none"
         )
+
+
+def _others_read(path: Path, root: Path) -> bool:
+    """Whether a user who owns none of it can read ``path`` bound from ``root`` (every folder
+    from the bound one down searchable: inside, the folders above it are the sandbox's)."""
+    try:
+        if not path.exists():
+            return True
+        folders = [p for p in path.parents if p.is_relative_to(root)]
+        mode = path.stat().st_mode
+        wanted = stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0)
+        return mode & wanted == wanted and all(p.stat().st_mode & stat.S_IXOTH for p in folders)
+    except OSError:
+        return True
 
 
 def _rlimits(memory_mb: int | None, cpu_s: float | None, disk_mb: int) -> Callable[[], None] | None:
