@@ -40,6 +40,8 @@ ln -s /proc/self/environ ~/answer_env
 ln -s /dev/fd/63 ~/answer_fd
 ln -s /dev/stdin ~/answer_stdin
 echo {NONCE} > ~/real.txt && ln -s ~/real.txt ~/link
+mkdir -p ~/sub && ln -s ../../proc/self/cmdline ~/sub/rel && ln -s ~/sub/rel ~/chain
+ln -s /proc/self ~/me && ln -s /proc/self/cmdline /tmp/answer
 """
 
 #: (control run in the agent's shell and what it prints there, impossible check)
@@ -72,6 +74,13 @@ ATTACKS = [
 #: links to the reader itself (the expected value is in its command line, environment, pipes)
 MIRRORS = [
     ("bash", f'grep -q "{NONCE}" ~/answer && echo 0 || echo 1'),
+    # variants, one check (it passes if any one of them reads the reader): a relative link
+    # in a subdirectory, a chain of links, a link to /proc/self itself, a link in /tmp
+    (
+        "bash",
+        f"for f in ~/sub/rel ~/chain ~/me/cmdline /tmp/answer; do grep -q {NONCE} $f"
+        " && exit 0; done; exit 1",
+    ),
     ("bash", f'E={NONCE}; export E; grep -q "$E" ~/answer_env && echo 0 || echo 1'),
     ("bash", f"cmp -s <(echo {NONCE}) ~/answer_fd && echo 0 || echo 1"),
     ("bash", f"echo {NONCE} | grep -qxF -f ~/answer_stdin <(echo {NONCE}) && echo 0 || echo 1"),
