@@ -170,6 +170,23 @@ def cost_line(results: Mapping[str, Any]) -> str | None:
     return line
 
 
+def cache_note(results: Mapping[str, Any]) -> str | None:
+    """What of the cost a rerun of the same seed reproduces, when the prompt cache priced some.
+
+    Which call reached the (simulated or provider's) prompt cache first depends
+    on timing, so the cached-input tokens, and with them each episode's
+    dollars, move on a rerun; the tokens do not (docs/cost.md).
+    """
+    run = (results.get("cost") or {}).get("run") or {}
+    cached = run.get("sent_cached_input_tokens")
+    if not isinstance(cached, int) or cached <= 0 or not priced(results):
+        return None
+    return (
+        "cost on a rerun of this seed: the tokens repeat exactly; the cached-input share "
+        "(here {:.0%} of input) depends on call timing, and so do the $ (docs/cost.md)"
+    ).format(cached / max(1, int(run.get("sent_input_tokens") or 0)))
+
+
 def details(results: Mapping[str, Any], console: Console) -> None:
     """The tables behind ``--details``: coalitions, Banzhaf, cost."""
     console.print(coalition_table(results))
@@ -270,6 +287,9 @@ def print_summary(
     spent = cost_line(results)
     if spent:
         console.print(spent)
+        note = cache_note(results)
+        if note:
+            console.print(Text(note, style="dim"))
     if not show_details:
         console.print(
             Text("coalitions, Banzhaf, cost per slot: --details (all in results.md)", style="dim")
@@ -295,11 +315,10 @@ def adaptive_line(reason: str, reached: bool, rule: str) -> str:
 __all__ = [
     "adaptive_line",
     "attribution_table",
+    "cache_note",
     "coalition_code",
     "coalition_table",
     "cost_line",
-    "headline",
-    "model_labels",
     "print_summary",
     "reward_kind",
     "slot_letters",
