@@ -22,7 +22,10 @@ and the throughput ratio. Then the per-episode cost of a command agent: the
 time to start a process that reads the task and prints a result (Python, and
 Node when installed), which every ``--agent-cmd`` episode pays on top of its
 calls, with ``--agent-isolation none`` and in the default bubblewrap sandbox
-(interleaved), so the sandbox's own start per episode is the difference.
+(interleaved), so the sandbox's own cost per episode (start, private
+directory, cgroup, cleanup) is the difference; the same for a long-lived
+worker (``--agent-workers``), which pays the sandbox once. Wall and CPU time
+(agentbus and every child) per episode.
 
 Streaming (``--streaming``, on its own): time to first token of a streamed
 answer at ``--sim-speed 1`` (realistic serving time), calling the
@@ -41,10 +44,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import shutil
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -56,6 +64,8 @@ from agentbus.gateway import Gateway, Session
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import Isolation
 from agentbus.gateway.runners import CommandAgent
+from agentbus.gateway.sandbox import Sandbox
+from agentbus.gateway.workers import WorkerAgent
 from agentbus.llm.config import LLMConfig
 from agentbus.llm.router import LLMRouter
 from agentbus.logs import configure
@@ -145,8 +155,30 @@ async def level(
     return out
 
 
-async def command_cost(repeats: int) -> dict[str, float]:
-    """Seconds per episode of a command agent that makes no calls (process start + I/O)."""
+#: a worker: one JSON line in, one result line out, episode after episode
+WORKER = (
+    "import sys, json\n"
+    "for line in sys.stdin:\n"
+    "    json.loads(line); print(json.dumps({'answer': 1}), flush=True)\n"
+)
+
+
+def _cpu() -> float:
+    """CPU seconds of this process (agentbus's side: spawning, reading, cleaning up)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
+
+
+async def command_cost(repeats: int) -> dict[str, tuple[float, float]]:
+    """(median wall, mean agentbus CPU) seconds per episode of an agent that makes no calls.
+
+    Per-episode processes pay the start (bwrap, namespaces, the private tmpfs,
+    the cgroup), the agent's own start and the cleanup; a worker pays them
+    once and then one line each way per episode. Arms are interleaved, so load
+    changes hit them alike, and the median wall time is kept (a loaded machine
+    stalls single episodes); the agent's own CPU inside the sandbox is not
+    counted (bubblewrap reaps it), agentbus's is.
+    """
     ctx = AgentContext("t", "http://127.0.0.1:9/v1", "http://127.0.0.1:9", "token")
     script = "import sys, json; json.load(sys.stdin); print(json.dumps({'answer': 1}))"
     commands = {
@@ -162,20 +194,34 @@ async def command_cost(repeats: int) -> dict[str, float]:
     modes = {"none": Isolation(mode="none")}
     if shutil.which("bwrap") is not None:
         modes["sandbox"] = Isolation(cpu_s=300.0)  # what --agent-cmd runs by default
-    out = {}
-    for name, cmd in commands.items():
-        agents = {m: CommandAgent(cmd, max_processes=1, isolation=i) for m, i in modes.items()}
-        spent = dict.fromkeys(modes, 0.0)
-        for agent in agents.values():
+    worker = Path(tempfile.mkdtemp(prefix="agentbus-bench-")) / "worker.py"
+    worker.parent.chmod(0o755)  # a root-run sandbox's agent is nobody: it must read it
+    worker.write_text(WORKER)
+    arms: dict[str, CommandAgent | WorkerAgent] = {}
+    for mode, isolation in modes.items():
+        for name, cmd in commands.items():
+            arms[f"{name}, process per episode, isolation {mode}"] = CommandAgent(
+                cmd, max_processes=1, isolation=isolation
+            )
+        arms[f"python, worker, isolation {mode}"] = WorkerAgent(
+            f"{sys.executable} {worker}", max_processes=1, isolation=isolation
+        )
+    walls: dict[str, list[float]] = {arm: [] for arm in arms}
+    cpus = dict.fromkeys(arms, 0.0)
+    try:
+        for agent in arms.values():
             await agent.run({"id": "warm"}, ctx)
-        for i in range(repeats):  # interleaved, so load changes hit both alike
-            for mode, agent in agents.items():
-                started = time.perf_counter()
+        for i in range(repeats):  # interleaved, so load changes hit every arm alike
+            for arm, agent in arms.items():
+                wall, cpu = time.perf_counter(), _cpu()
                 await agent.run({"id": str(i)}, ctx)
-                spent[mode] += time.perf_counter() - started
-        for mode, total in spent.items():
-            out[f"{name}, isolation {mode}"] = total / repeats
-    return out
+                walls[arm].append(time.perf_counter() - wall)
+                cpus[arm] += _cpu() - cpu
+    finally:
+        for agent in arms.values():
+            await agent.aclose()
+        shutil.rmtree(worker.parent, ignore_errors=True)
+    return {arm: (statistics.median(walls[arm]), cpus[arm] / repeats) for arm in sorted(arms)}
 
 
 async def first_token(
@@ -246,9 +292,62 @@ async def streaming(args: argparse.Namespace) -> None:
     print(f"time to first token, gateway / direct at p50: {ratio:.3f}x (target <= 1.10x)")
 
 
-def print_costs(costs: dict[str, float]) -> None:
-    for name, seconds in costs.items():
-        print(f"command agent per episode ({name}): {seconds * 1000:.0f} ms (process start + I/O)")
+def sandbox_cpu(repeats: int) -> str | None:
+    """CPU per episode of the sandbox itself: ``python -c pass`` beside agentbus against the
+    same in the sandbox, whose tree CPU (sh, bubblewrap, python) its cgroup counts; plus
+    agentbus's own CPU for each (building the command line, the group, the cleanup)."""
+    isolation = Isolation(cpu_s=300.0)
+    argv = [sys.executable, "-c", "pass"]
+    sandbox = Sandbox(isolation, argv, Path.cwd(), {"PATH": os.environ.get("PATH", "")})
+    none_cpu = tree_cpu = none_own = sandbox_own = 0.0
+    counted = True
+    try:
+        for _ in range(repeats):  # interleaved
+            kids, own = _children_cpu(), _cpu()
+            subprocess.run(argv, check=True)
+            none_cpu += _children_cpu() - kids
+            none_own += _cpu() - own
+            own = _cpu()
+            launch = sandbox.launch({"PATH": "/usr/bin:/bin"})
+            subprocess.run(
+                launch.argv, check=True, pass_fds=launch.fds, env=launch.env, cwd=launch.cwd,
+                preexec_fn=launch.preexec,
+            )  # fmt: skip
+            used = launch.group.usage_ns() if launch.group is not None else None
+            counted = counted and used is not None
+            tree_cpu += (used or 0) / 1e9
+            launch.close()
+            sandbox_own += _cpu() - own
+    finally:
+        sandbox.close()
+    if not counted:
+        return None
+    n = repeats
+    return (
+        f"CPU per episode, python -c pass: beside agentbus {none_cpu / n * 1000:.1f} ms "
+        f"(agentbus {none_own / n * 1000:.1f} ms); in the sandbox {tree_cpu / n * 1000:.1f} ms "
+        f"(agentbus {sandbox_own / n * 1000:.1f} ms); the sandbox adds "
+        f"{(tree_cpu + sandbox_own - none_cpu - none_own) / n * 1000:.1f} ms CPU"
+    )
+
+
+def _children_cpu() -> float:
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return kids.ru_utime + kids.ru_stime
+
+
+def print_costs(costs: dict[str, tuple[float, float]]) -> None:
+    for name, (wall, cpu) in costs.items():
+        ms = f"{wall * 1000:.0f} ms wall (median), agentbus {cpu * 1000:.1f} ms CPU"
+        print(f"command agent per episode ({name}): {ms}")
+    for name, (wall, cpu) in costs.items():
+        base = costs.get(name.replace("isolation sandbox", "isolation none"))
+        if "sandbox" in name and base is not None:
+            print(
+                f"sandbox adds per episode ({name.rsplit(', isolation', 1)[0]}): "
+                f"{(wall - base[0]) * 1000:+.0f} ms wall, agentbus "
+                f"{(cpu - base[1]) * 1000:+.1f} ms CPU"
+            )
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -258,6 +357,8 @@ async def main(args: argparse.Namespace) -> None:
     if args.commands:
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print_costs(await command_cost(3 if args.quick else 20))
+        if shutil.which("bwrap") is not None:
+            print(sandbox_cpu(3 if args.quick else 30) or "no cgroup here: sandbox CPU not counted")
         return
     levels = [(1, 20, 1), (10, 5, 1), (50, 2, 1)] if args.quick else [
         (1, 200, 1), (100, 10, 1), (1000, 2, 1)]  # fmt: skip

@@ -157,3 +157,46 @@ async def test_a_service_answer_past_the_result_cap_is_the_agents_failure() -> N
                 await agent.run({"id": "t"}, CTX)
         finally:
             await agent.aclose()
+
+
+TREE = r"""
+import json, os, sys, time
+task = json.load(sys.stdin)
+made = 0
+if task["id"] == "fork":
+    for _ in range(200):
+        try:
+            if os.fork() == 0:
+                os.close(1), os.close(2)  # the answer is not held up by the children
+                time.sleep(1)
+                os._exit(0)
+            made += 1
+        except OSError:
+            break
+    print(json.dumps({"answer": made}))
+    sys.exit(0)
+for _ in range(3):  # four busy processes: the tree's CPU time adds up
+    if os.fork() == 0:
+        break
+while True:
+    pass
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(not cgroups.available().startswith("cgroup"), reason="no cgroup here")
+async def test_processes_and_cpu_time_are_limited_for_the_whole_tree(tmp_path: Path) -> None:
+    (tmp_path / "tree.py").write_text(TREE)
+    agent = CommandAgent(
+        f"{sys.executable} {tmp_path / 'tree.py'}",
+        cwd=tmp_path,
+        time_limit_s=60,
+        isolation=Isolation(memory_mb=1024, cpu_s=0.3, pids=32),
+    )
+    try:
+        made = (await agent.run({"id": "fork"}, CTX))["answer"]
+        assert 20 <= made < 32  # bwrap's processes and the agent count too
+        with pytest.raises(AgentFailed, match=r"more than 0\.3s of CPU time together"):
+            await agent.run({"id": "burn"}, CTX)
+    finally:
+        await agent.aclose()
