@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -52,6 +53,7 @@ def write_logs(loaded: LoadedTask, records: Iterable[EpisodeRecord], out_dir: Pa
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     created = datetime.now(UTC).isoformat()
+    run_id = uuid.uuid4().hex  # one run, one evaluation per coalition (the viewer keys by id)
     for (test_model, coalition), group in sorted(groups.items()):
         samples = [_sample(r) for r in group]
         kept = [EvalSample.model_validate(s) for s in samples if s is not None]
@@ -63,6 +65,9 @@ def write_logs(loaded: LoadedTask, records: Iterable[EpisodeRecord], out_dir: Pa
         spec = EvalSpec(
             created=created,
             task=loaded.name,
+            task_id=f"{loaded.name}-{_file_name(test_model, coalition)[: -len('.eval')]}",
+            eval_id=uuid.uuid4().hex,
+            run_id=run_id,
             task_version=loaded.task.version,
             task_file=str(loaded.spec.partition("@")[0]),
             dataset=EvalDataset(name=loaded.name, samples=len(loaded.samples)),
