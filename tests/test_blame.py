@@ -174,7 +174,9 @@ def test_the_viewer_lists_blamed_episodes_and_marks_the_call(run_dir: Path) -> N
 def test_bad_input_is_one_line(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from agentbus.app.blame_cmd import main
 
-    for argv in (["--repair", "sim:nosuch"], ["--sample", "0"], ["--coalition", "nosuch"]):
+    bad = (["--repair", "sim:nosuch"], ["--sample", "0"], ["--coalition", "nosuch"])
+    # --agent-worker needs a command agent; this run has none
+    for argv in (*bad, ["--agent-worker", "python worker.py"]):
         try:
             status = main([str(run_dir), *argv])
         except SystemExit as exc:  # argparse's errors exit from inside parse()

@@ -81,6 +81,8 @@ class BlameOptions:
     #: loosens it: external.replay_config)
     agent_isolation: str | None = None
     agent_paths: tuple[Path, ...] = ()
+    #: replay a command agent through workers running this command (None: as the run did)
+    agent_worker: str | None = None
 
     def passed(self, outcome: Outcome) -> bool:
         """Success as the run scores it: the reward threshold, else the success flag."""

@@ -103,6 +103,13 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
     p.add_argument("--concurrency", type=int, default=16, help="episodes replayed at once")
     p.add_argument("--agent-isolation", choices=("sandbox", "none"), help="replay the agent so")
     p.add_argument("--agent-path", action="append", type=Path, default=[], help="as for run")
+    p.add_argument(
+        "--agent-worker",
+        metavar="CMD",
+        help="replay a command agent through long-lived workers running CMD (the same agent "
+        "in worker form, docs/your-agent.md), under the run's sandbox: a process per replay "
+        "is slow; every episode is still reproduced first",
+    )
     ns = p.parse_args(list(argv) if argv is not None else None)
     if ns.sample is not None and ns.sample < 1:
         p.error("--sample must be at least 1")
@@ -127,6 +134,7 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
         seed=ns.seed,
         agent_isolation=ns.agent_isolation,
         agent_paths=tuple(ns.agent_path),
+        agent_worker=ns.agent_worker,
         repairs=ns.repairs,
         placebos=ns.placebos,
         alpha=ns.alpha,
@@ -173,6 +181,12 @@ async def blame(options: BlameOptions, out: Any = None) -> dict[str, Any]:
     config = replay_config(  # never a looser sandbox than the defaults from a file
         load_config(run_dir), options.agent_isolation == "none", options.agent_paths
     )
+    if options.agent_worker is not None:
+        if config.agent_cmd is None:
+            raise UserError("--agent-worker replays a command agent; this run has none")
+        config = config.model_copy(
+            update={"agent_cmd": options.agent_worker, "agent_workers": True}
+        )
     records = await anyio.to_thread.run_sync(load_records, run_dir)
     varied = list(dict.fromkeys(s for r in records for s in r.slots))
     if options.coalition is None:  # a success of the all-test agent, or a failure of the default

@@ -65,9 +65,10 @@ def score(
     out: dict[str, Any] = {"episodes": len(known), "rules": {}}
     for name, pick in RULES.items():
         rng = random.Random(f"blame-truth:{seed}:{name}")
-        step_hits = module_hits = 0
+        step_hits = module_hits = named = 0
         for e, t in known:
             chosen = pick(e, rng)
+            named += chosen is not None
             slots = e["call_slots"]
             step_hits += chosen == t
             module_hits += chosen is not None and chosen < len(slots) and slots[chosen] == slots[t]
@@ -75,6 +76,8 @@ def score(
         out["rules"][name] = {
             "step": [step_hits, n, *wilson(step_hits, n)],
             "module": [module_hits, n, *wilson(module_hits, n)],
+            #: failures in which the rule named a call at all (blame may say none)
+            "named": named,
         }
     return out
 
@@ -102,6 +105,11 @@ def truth_lines(scored: Mapping[str, Any] | None) -> list[str]:
                 f"{k:>4}/{n:<4} {100 * k / n:>5.1f}% [{100 * lo:>3.0f}, {100 * hi:>3.0f}]%"
             )
         lines.append(f"  {name:<17} {cells[0]:>30} {cells[1]:>30}")
+    b = scored["rules"]["blame"]
+    lines.append(
+        f"  blame named a call in {b['named']} of {scored['episodes']} failures; "
+        f"the injected one in {b['step'][0]} of those {b['named']}"
+    )
     return lines
 
 
