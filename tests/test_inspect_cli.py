@@ -47,6 +47,12 @@ def test_without_inspect_ai_the_flag_says_how_to_install(monkeypatch: pytest.Mon
     assert "pip install 'agentbus[inspect]'" in message and "\n" not in message
 
 
+def test_inspect_log_without_an_inspect_task_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UserError) as err:
+        parse_command(["--inspect-log", str(tmp_path / "logs")])
+    assert "give --inspect" in str(err.value)
+
+
 TASK = """
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample

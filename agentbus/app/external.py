@@ -73,6 +73,8 @@ def check(config: RunConfig) -> None:
     ]
     if len(given) > 1:
         raise UserError(f"give one way to run the agent, not {' and '.join(given)}")
+    if config.inspect_log is not None and config.inspect is None:
+        raise UserError("--inspect-log writes an Inspect task's run as logs: give --inspect")
     if config.agent_workers and config.agent_cmd is None:
         raise UserError("--agent-workers runs an --agent-cmd as long-lived workers: give one")
     if not given:
