@@ -37,6 +37,7 @@ ENTRY_SHIMS = {
     "list.py",
     "blame.py",
     "sandbox.py",
+    "__main__.py",
 }
 
 
