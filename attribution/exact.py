@@ -31,7 +31,6 @@ from attribution.game import FloatArray, Game
 from attribution.variance import Method, linear_covariance
 
 __all__ = [
-    "NotEstimable",
     "banzhaf_matrix",
     "banzhaf_values",
     "exact_values",

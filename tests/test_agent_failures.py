@@ -24,7 +24,7 @@ from agentbus.gateway.runners import AgentFailed
 from agentbus.gateway.session import Session
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.frames import episode_rows
-from agentbus.runs.progress import RunState
+from agentbus.runs.run_state import RunState
 from agentbus.runs.transcript import coalition_diff, transcript
 
 HERE = Path(__file__).resolve().parent

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentbus.errors import UserError
+from attribution.estimates import NotEstimable
 from attribution.exact import (
-    NotEstimable,
     banzhaf_matrix,
     banzhaf_values,
     exact_values,

@@ -20,13 +20,9 @@ from typing import Any
 import orjson
 import pytest
 
-from agentbus.app.summary import (
-    coalition_code,
-    cost_line,
-    headline,
-    model_labels,
-    slot_letters,
-)
+from agentbus.app.summary import coalition_code, cost_line, slot_letters
+from agentbus.labels import model_labels
+from attribution.headline import headline
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--tasks", "4", "--no-plots", "--progress", "plain", "--sim-speed", "0"]

@@ -37,7 +37,7 @@ from rich.console import Console
 from agentbus.app.config import build_config
 from agentbus.app.evaluate import evaluate
 from agentbus.core.environment import Task
-from agentbus.gateway.wire import DEFAULT_MAX_TOKENS
+from agentbus.gateway.wire_common import DEFAULT_MAX_TOKENS
 from agentbus.llm.types import SamplingParams
 from agentbus.sim.config import SimConfig
 from agentbus.sim.gateway_model import HINT, gateway_answer

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from agentbus.core.environment import Task
-from agentbus.gateway.wire import DEFAULT_MAX_TOKENS
+from agentbus.gateway.wire_common import DEFAULT_MAX_TOKENS
 from agentbus.llm.types import SamplingParams
 from agentbus.sim import gateway_truth
 from agentbus.sim.gateway_model import HINT, gateway_answer, probability

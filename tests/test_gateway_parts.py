@@ -12,14 +12,9 @@ from agentbus.core.environment import Task
 from agentbus.errors import UserError
 from agentbus.gateway.scorers import load_scorer, parse_number, verdict
 from agentbus.gateway.tasks import expected, load_jsonl, payload
-from agentbus.gateway.wire import (
-    BadRequest,
-    anthropic_stream,
-    openai_response,
-    openai_stream,
-    parse_anthropic,
-    parse_openai,
-)
+from agentbus.gateway.wire import openai_response, openai_stream, parse_openai
+from agentbus.gateway.wire_anthropic import anthropic_stream, parse_anthropic
+from agentbus.gateway.wire_common import BadRequest
 from agentbus.llm.types import Completion, SamplingParams, ToolCall
 from agentbus.sim.gateway_model import HINT, module_skill
 from agentbus.sim.model import SimModel

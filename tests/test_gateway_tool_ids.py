@@ -11,7 +11,8 @@ own ids.
 
 from __future__ import annotations
 
-from agentbus.gateway.wire import anthropic_response, openai_response, openai_stream
+from agentbus.gateway.wire import openai_response, openai_stream
+from agentbus.gateway.wire_anthropic import anthropic_response
 from agentbus.llm.types import Completion, ToolCall
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from agentbus.app.summary import headline as console_headline
 from attribution.headline import NOT_IDENTIFIED, headline
+from attribution.headline import headline as console_headline
 from attribution.tables import to_markdown
 
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from agentbus.gateway.wire import BadRequest as GatewayBadRequest
-from agentbus.gateway.wire import parse_anthropic, parse_openai
+from agentbus.gateway.wire import parse_openai
+from agentbus.gateway.wire_anthropic import parse_anthropic
+from agentbus.gateway.wire_common import BadRequest as GatewayBadRequest
 from agentbus.llm.types import SamplingParams
 from agentbus.sim.protocols import AnthropicProtocol, Protocol
 from agentbus.sim.protocols import BadRequest as SimBadRequest

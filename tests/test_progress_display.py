@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from agentbus.runs.progress import RunState, eta_text, run_console
+from agentbus.runs.progress import run_console
+from agentbus.runs.run_state import RunState, eta_text
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--no-plots", "--sim-speed", "0", "--sim-transport", "inprocess"]

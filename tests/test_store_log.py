@@ -13,7 +13,8 @@ import pytest
 
 from agentbus.core.events import EventHub
 from agentbus.errors import UserError
-from agentbus.runs.store import RunStore, check_log
+from agentbus.runs.run_files import check_log
+from agentbus.runs.store import RunStore
 
 CONFIG = {"env": "math", "models": {"test": "sim:strong", "default": "sim:weak"}, "seed": 7}
 KEYS = ["env", "models.test", "models.default", "seed"]

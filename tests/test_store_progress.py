@@ -12,7 +12,9 @@ import orjson
 import pytest
 
 from agentbus.core.events import EventHub
-from agentbus.runs.progress import Progress, RunState, normalize_snapshot
+from agentbus.runs.progress import Progress
+from agentbus.runs.run_state import RunState
+from agentbus.runs.snapshots import normalize_snapshot
 from agentbus.runs.store import RunStore
 
 SLOTS = ["planning", "reasoning", "action", "reflection"]

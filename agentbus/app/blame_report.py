@@ -26,7 +26,7 @@ import orjson
 
 from agentbus.app.blame_truth import score, truth_lines
 from agentbus.inputs import json_object
-from agentbus.runs.store import atomic_write
+from agentbus.runs.run_files import atomic_write
 from attribution.rates import rate_interval
 
 #: the per-episode fields kept in the summary (blame.json, blame.md, --details)

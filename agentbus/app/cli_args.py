@@ -446,4 +446,4 @@ def parse(argv: list[str] | None = None) -> RunConfig:
     return parse_command(argv).config
 
 
-__all__ = ["Command", "RunConfig", "parse", "parse_command", "parser"]
+__all__ = ["Command", "parse", "parse_command", "parser"]

@@ -34,7 +34,6 @@ from attribution.pareto import (
     cheapest_overlapping,
     compare,
     front,
-    label,
     most_accurate,
     predict,
     promising,
@@ -314,7 +313,7 @@ def plot(results: dict[str, Any], out_dir: Path) -> None:
     plot_front(results, out_dir)
 
 
-__all__ = ["PARETO", "PARETO_FRONT", "ParetoRun", "label", "markdown", "plot", "render_pareto"]
+__all__ = ["PARETO", "ParetoRun", "markdown", "plot", "render_pareto"]
 
 
 async def pareto_phase(

@@ -31,7 +31,7 @@ EVENTS = "events.jsonl"
 def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> dict[str, Any]:
     """Write results.json, results.md (and plots) for ``run_dir``; return the results."""
     from agentbus.app.summary import reward_kind
-    from agentbus.runs.store import check_log
+    from agentbus.runs.run_files import check_log
     from attribution.collect import collect_from_log
     from attribution.results import build_results
     from attribution.stop_interval import lead_with_stop_interval

@@ -21,7 +21,8 @@ import orjson
 from aiohttp import web
 
 from agentbus.gateway.session import Session
-from agentbus.gateway.wire import anthropic_error, openai_error
+from agentbus.gateway.wire import openai_error
+from agentbus.gateway.wire_anthropic import anthropic_error
 
 MIB = 1024 * 1024
 

@@ -32,16 +32,9 @@ from agentbus.gateway.context import AgentContext, close_each
 from agentbus.gateway.limits import Limits
 from agentbus.gateway.session import Refused, Session
 from agentbus.gateway.streaming import GatewayStream
-from agentbus.gateway.wire import (
-    BadRequest,
-    ChatCall,
-    anthropic_error,
-    anthropic_response,
-    openai_error,
-    openai_response,
-    parse_anthropic,
-    parse_openai,
-)
+from agentbus.gateway.wire import openai_error, openai_response, parse_openai
+from agentbus.gateway.wire_anthropic import anthropic_error, anthropic_response, parse_anthropic
+from agentbus.gateway.wire_common import BadRequest, ChatCall
 from agentbus.listener import Listener
 from agentbus.llm.streaming import token_sink
 from agentbus.llm.types import Completion

@@ -12,14 +12,7 @@ import time
 import uuid
 from typing import Any
 
-from agentbus.gateway.wire_anthropic import (
-    anthropic_error,
-    anthropic_response,
-    anthropic_stream,
-    parse_anthropic,
-)
 from agentbus.gateway.wire_common import (
-    DEFAULT_MAX_TOKENS,
     BadRequest,
     ChatCall,
     _call_id,
@@ -182,16 +175,4 @@ def openai_error(message: str, kind: str, code: str | None = None) -> dict[str, 
     return {"error": {"message": message, "type": kind, "param": None, "code": code or kind}}
 
 
-__all__ = [
-    "DEFAULT_MAX_TOKENS",
-    "BadRequest",
-    "ChatCall",
-    "anthropic_error",
-    "anthropic_response",
-    "anthropic_stream",
-    "openai_error",
-    "openai_response",
-    "openai_stream",
-    "parse_anthropic",
-    "parse_openai",
-]
+__all__ = ["openai_error", "openai_response", "openai_stream", "parse_openai"]

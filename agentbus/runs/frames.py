@@ -31,8 +31,8 @@ from agentbus.core.outcome import kind_counts
 from agentbus.errors import UserError
 from agentbus.inputs import json_object
 from agentbus.runs.episodes import coalition_key_of, failure_kind
+from agentbus.runs.run_files import EVENTS
 from agentbus.runs.runlog import RESULTS, check_run_dir, read_json
-from agentbus.runs.store import EVENTS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentbus.runs.progress import normalize_snapshot, snapshot_note
+from agentbus.runs.snapshots import normalize_snapshot, snapshot_note
 
 #: points kept per run before the older half is thinned
 DEFAULT_CAP = 2000

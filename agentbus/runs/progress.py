@@ -22,25 +22,9 @@ from agentbus.core.events import (
     EventHub,
 )
 from agentbus.labels import model_labels
-from agentbus.runs.run_state import (
-    RunState,
-    episodes_rate,
-    eta_text,
-    token_rates_text,
-)
-from agentbus.runs.snapshots import normalize_snapshot, payload_key, snapshot_note
+from agentbus.runs.run_state import RunState, episodes_rate, eta_text, token_rates_text
 
-__all__ = [
-    "Progress",
-    "RunState",
-    "episodes_rate",
-    "eta_text",
-    "normalize_snapshot",
-    "payload_key",
-    "run_console",
-    "snapshot_note",
-    "token_rates_text",
-]
+__all__ = ["Progress", "run_console"]
 
 
 def run_console(**kwargs: Any) -> Any:

@@ -22,7 +22,9 @@ from agentbus.core.outcome import kind_counts
 from agentbus.errors import UserError
 from agentbus.inputs import json_object
 from agentbus.runs.episodes import EpisodeIndex
-from agentbus.runs.store import EVENTS, MANIFEST, RunStore
+from agentbus.runs.manifest import MANIFEST
+from agentbus.runs.run_files import EVENTS
+from agentbus.runs.store import RunStore
 
 RESULTS = "results.json"
 

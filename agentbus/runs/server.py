@@ -52,8 +52,9 @@ from agentbus.logs import scrub_bytes
 from agentbus.runs.blame_marks import by_module, mark_of
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.phi_history import PhiHistory
-from agentbus.runs.progress import RunState
-from agentbus.runs.store import EVENTS, LOCK, TEXT_SUFFIXES, RunStore, safe_join
+from agentbus.runs.run_files import EVENTS, LOCK, TEXT_SUFFIXES, safe_join
+from agentbus.runs.run_state import RunState
+from agentbus.runs.store import RunStore
 from agentbus.runs.streams import BATCH, EventStreams, _dumps, _error, _json
 from agentbus.runs.transcript import coalition_diff, transcript
 

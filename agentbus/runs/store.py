@@ -56,7 +56,6 @@ from agentbus.runs.run_files import (
     _jsonable,
     _parse,
     atomic_write,
-    check_log,
     load_log,
     lock_run_dir,
     safe_join,
@@ -429,13 +428,4 @@ class RunStore:
 
 
 #: the names other modules import from here (some now live in manifest.py and run_files.py)
-__all__ = [
-    "EVENTS",
-    "LOCK",
-    "MANIFEST",
-    "TEXT_SUFFIXES",
-    "RunStore",
-    "atomic_write",
-    "check_log",
-    "safe_join",
-]
+__all__ = ["RunStore"]

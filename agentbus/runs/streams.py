@@ -20,7 +20,7 @@ import structlog
 from aiohttp import WSMsgType, web
 
 from agentbus.coalitions import coalition_members
-from agentbus.runs.progress import payload_key
+from agentbus.runs.snapshots import payload_key
 from agentbus.runs.store import RunStore
 
 log = structlog.get_logger(__name__)

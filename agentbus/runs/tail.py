@@ -23,7 +23,7 @@ from yarl import URL
 from agentbus.coalitions import coalition_label
 from agentbus.core.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EPISODE_STARTED
 from agentbus.pipes import pipe_safe
-from agentbus.runs.progress import normalize_snapshot, payload_key
+from agentbus.runs.snapshots import normalize_snapshot, payload_key
 
 
 def format_event(event: Mapping[str, Any]) -> str:

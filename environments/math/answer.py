@@ -38,4 +38,4 @@ class AnswerChecker:
             return False
 
 
-__all__ = ["AnswerChecker", "extract_answer", "normalise"]
+__all__ = ["AnswerChecker", "extract_answer"]

@@ -29,4 +29,4 @@ class Calculator:
         return str(result)
 
 
-__all__ = ["CalcError", "Calculator"]
+__all__ = ["Calculator"]

@@ -36,7 +36,6 @@ from environments.math.solution import (
     Solution,
     Step,
     contains,
-    perturb,
     rounds,
     squash,
 )
@@ -257,4 +256,4 @@ class MathExpert(ExpertKit[Solution]):
         )
 
 
-__all__ = ["MathExpert", "Solution", "perturb", "rounds", "sections"]
+__all__ = ["MathExpert"]

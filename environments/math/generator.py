@@ -119,4 +119,4 @@ def generate(count: int = 50, seed: int = 0, levels: tuple[int, ...] = RUN_LEVEL
     return tasks
 
 
-__all__ = ["GENERATORS", "KNOWLEDGE_POINTS", "LEVELS", "RUN_LEVELS", "Problem", "cell", "generate"]
+__all__ = ["GENERATORS", "KNOWLEDGE_POINTS", "LEVELS", "RUN_LEVELS", "cell", "generate"]

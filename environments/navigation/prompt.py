@@ -9,9 +9,7 @@ environment's.
 
 from __future__ import annotations
 
-from agentbus import PastRound, last_action
-from agentbus import prompt_sections as sections
-from agentbus import read_rounds as rounds
+from agentbus import last_action
 
 VERBS: tuple[str, ...] = ("propose",)
 
@@ -21,4 +19,4 @@ def proposed_action(text: str) -> str | None:
     return last_action(text, VERBS)
 
 
-__all__ = ["VERBS", "PastRound", "proposed_action", "rounds", "sections"]
+__all__ = ["VERBS", "proposed_action"]

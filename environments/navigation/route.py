@@ -57,4 +57,4 @@ def violations(ev: Evaluation, constraints: Sequence[Constraint]) -> list[Constr
     return [c for c in constraints if not c.holds(ev)]
 
 
-__all__ = ["Evaluation", "evaluate", "violations"]
+__all__ = ["evaluate", "violations"]

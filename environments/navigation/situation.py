@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentbus import Task, rounds_so_far
+from agentbus import PastRound, Task, rounds_so_far
+from agentbus import prompt_sections as sections
 from environments.navigation.constraints import Constraint
-from environments.navigation.prompt import PastRound, sections
 from environments.navigation.route import evaluate, violations
 from environments.navigation.tasks import optima_of, trip_of
 from environments.navigation.trip import Trip, parse_route

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from environments.navigation.city import DAY_START, FARE_PER_KM, HOTEL, City, travel_minutes
 from environments.navigation.constraints import Constraint
-from environments.navigation.route import Evaluation
+from environments.navigation.evaluation import Evaluation
 
 
 def solve(city: City, constraints: Sequence[Constraint]) -> tuple[tuple[str, ...], int] | None:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from environments.daytime import clock
 from environments.navigation.city import HOTEL, City
 from environments.navigation.constraints import Constraint
-from environments.navigation.route import Evaluation, evaluate, violations
+from environments.navigation.evaluation import Evaluation
+from environments.navigation.route import evaluate, violations
 
 _PROPOSE = re.compile(r"^\s*propose\s*\[(.*)\]\s*$", re.IGNORECASE | re.DOTALL)
 _SPLIT = re.compile(r"\s*(?:,|->|>|;|\bthen\b)\s*", re.IGNORECASE)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 from agentbus import PastRound
-from agentbus import prompt_sections as sections
 
 _ROUND = re.compile(r"^Round (\d+)$", re.MULTILINE)
 _PARTS = re.compile(r"\AThought: (.*?)\nAction: (.*?)\nFeedback: (.*)\Z", re.DOTALL)
@@ -64,4 +63,4 @@ def named_move(text: str) -> str | None:
     return squash(found[0]) if found else None
 
 
-__all__ = ["Turn", "named_move", "sections", "squash", "turns"]
+__all__ = ["Turn", "named_move", "squash", "turns"]

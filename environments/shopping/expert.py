@@ -24,7 +24,8 @@ from environments.shopping.catalogue import normalise
 from environments.shopping.prompt import proposed_action
 from environments.shopping.session import parse
 from environments.shopping.situation import Situation, understand
-from environments.shopping.tasks import ENV, goal_of
+from environments.shopping.task import ENV
+from environments.shopping.tasks import goal_of
 from environments.shopping.writer import fence, malformed_answer, own_mistake
 
 #: reasoning difficulty in logits, the same for every model (see ``ShoppingExpert.difficulty``):

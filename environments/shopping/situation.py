@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from agentbus import Task, rounds_so_far
+from agentbus import PastRound, Task, rounds_so_far
+from agentbus import prompt_sections as sections
 from environments.shopping.catalogue import Catalogue, normalise
 from environments.shopping.goal import Goal
 from environments.shopping.pages import State
 from environments.shopping.policy import good_actions, is_good
-from environments.shopping.prompt import PastRound, sections
 from environments.shopping.session import ACTION_LIMIT, Session
 from environments.shopping.tasks import catalogue_of, goal_of
 

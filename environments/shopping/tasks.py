@@ -16,7 +16,7 @@ from environments.shopping.catalogue import Catalogue, catalogue_for
 from environments.shopping.generator import generate_catalogue, make_goal
 from environments.shopping.goal import Goal
 from environments.shopping.phrasing import plain, rich
-from environments.shopping.task import ENV, instruction_for, make_task
+from environments.shopping.task import make_task
 from environments.shopping.webshop import load_webshop, webshop_catalogue
 
 _GENERATED = "generated:"
@@ -60,12 +60,4 @@ def tasks_from(source: TaskSource) -> tuple[Catalogue, list[Task]]:
     return catalogue, tasks[: source.limit] if source.limit is not None else tasks
 
 
-__all__ = [
-    "ENV",
-    "catalogue_of",
-    "generated_tasks",
-    "goal_of",
-    "instruction_for",
-    "make_task",
-    "tasks_from",
-]
+__all__ = ["catalogue_of", "generated_tasks", "goal_of", "tasks_from"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentbus import Task, rounds_so_far
+from agentbus import PastRound, Task, rounds_so_far
+from agentbus import prompt_sections as sections
 from environments.ticket.desk import Desk
-from environments.ticket.prompt import PastRound, sections
 from environments.ticket.tasks import desk_of
 from environments.ticket.world import Traveller, cost, solve
 
