@@ -106,10 +106,11 @@ def truth_lines(scored: Mapping[str, Any] | None) -> list[str]:
             )
         lines.append(f"  {name:<17} {cells[0]:>30} {cells[1]:>30}")
     b = scored["rules"]["blame"]
-    lines.append(
-        f"  blame named a call in {b['named']} of {scored['episodes']} failures; "
-        f"the injected one in {b['step'][0]} of those {b['named']}"
-    )
+    if "named" in b:  # (a blame.json written before the count was kept has none)
+        lines.append(
+            f"  blame named a call in {b['named']} of {scored['episodes']} failures; "
+            f"the injected one in {b['step'][0]} of those {b['named']}"
+        )
     return lines
 
 
