@@ -62,8 +62,8 @@ def test_honest_small_runs_are_flagged_about_one_percent_of_the_time(env: str) -
 def test_a_coherent_shift_is_flagged_where_no_single_coalition_stands_out() -> None:
     table = tables.load("math", "sim:weak", "sim:strong")
     keys = list(table.values)
-    moved = drift(table, {k: (30, min(1.0, v.mean + 0.15)) for k, v in table.values.items()}, keys)
-    assert moved.max_z < 2.5 < moved.threshold  # no coalition is far off on its own
-    assert moved.shift == pytest.approx(0.15, abs=0.01) and moved.alarm
-    down = drift(table, {k: (30, max(0.0, v.mean - 0.15)) for k, v in table.values.items()}, keys)
+    moved = drift(table, {k: (30, min(1.0, v.mean + 0.2)) for k, v in table.values.items()}, keys)
+    assert moved.max_z < 3.2 < moved.threshold  # no coalition is far off on its own
+    assert moved.shift == pytest.approx(0.2, abs=0.01) and moved.alarm
+    down = drift(table, {k: (30, max(0.0, v.mean - 0.2)) for k, v in table.values.items()}, keys)
     assert down.shift_z < -down.shift_threshold and down.alarm

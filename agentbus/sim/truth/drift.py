@@ -23,12 +23,15 @@ coalition gets
 and two joint tests look at all k coalitions of the run at once:
 
 * max |z(S)|: one coalition far off (a change that breaks one module);
-* the mean shift: the common shift of all coalitions estimated by
-  generalised least squares under the same covariance (the likelihood-ratio
-  test of a common shift, weights ``C^-1 1 / 1' C^-1 1``), over its
-  standard deviation: every coalition moved a little the same way (a change
-  to shared code: the parser, the prompt, the simulator), which max |z|
-  mostly misses (docs/statistics.md measures both).
+* the mean shift: the mean over the coalitions of (run mean - v(S)), over
+  its standard deviation under the same covariance: every coalition moved a
+  little the same way (a change to shared code: the parser, the prompt, the
+  simulator), which max |z| mostly misses (docs/statistics.md measures
+  both). Not the generalised-least-squares shift (the likelihood-ratio
+  test under a normal model): its weights lean on the finest structure of
+  the table's covariance, and on real per-task outcomes of math (the pool
+  of tests/data/per_task, 20 blocks) its statistic varied 1.6 times as much
+  between blocks as the table predicts, against 1.1 times for the plain mean.
 
 Each gets half of the stated false-alarm rate ``alpha``. Their thresholds are
 not normal quantiles: at 2-5 tasks, or for a coalition that almost never
@@ -212,10 +215,8 @@ def drift(
     live = sd > 0
     if not live.any():
         return Drift(rows, math.nan, alpha, math.nan, 0)
-    # generalised least squares for a common shift of the coalitions that vary
-    inverse = np.zeros_like(cov)
-    inverse[np.ix_(live, live)] = np.linalg.pinv(cov[np.ix_(live, live)], hermitian=True)
-    weights = inverse.sum(axis=1) / max(float(inverse.sum()), 1e-300)
+    # the plain mean over the coalitions that vary (see the module docstring: not GLS)
+    weights = np.where(live, 1.0 / live.sum(), 0.0)
     shift_sd = float(np.sqrt(max(0.0, weights @ cov @ weights)))
     shift = float(sum(w * (r.mean - r.truth) for w, r in zip(weights, rows, strict=True)))
     if simulated <= 0:
