@@ -23,6 +23,13 @@ the loop's own work apart from waiting for a core on a busy machine.
 Figures: episodes/s, peak RSS growth per concurrent episode, and the lag of a
 10 ms heartbeat task (how late it wakes; p50/p99/max). Target: p99 < 50 ms.
 
+``--sim thread`` (the default) runs the simulator on an event loop of its own
+in a thread (``SimConfig.thread``): its answers reach the run's loop in
+batches bounded by the loop's own CPU per iteration, and the on-CPU lag is
+the framework's, not the stand-in server's. ``--sim loop`` puts it back on
+the run's loop (as before issue 53); ``--sim both`` measures the two side by
+side, each in a fresh subprocess, and prints their ratios last.
+
 ``--loop auto`` (the default) uses uvloop when it is installed, as
 ``python -m agentbus.run`` does; ``--loop both`` measures the asyncio and the
 uvloop event loop side by side, each in a fresh subprocess, and prints the
@@ -128,7 +135,12 @@ class Startable(Protocol):
     def stop(self) -> Any: ...
 
 
-async def measure(episodes: int, speed: float, profiler: Startable | None = None) -> dict[str, Any]:
+async def measure(
+    episodes: int,
+    speed: float,
+    profiler: Startable | None = None,
+    sim_thread: bool = True,
+) -> dict[str, Any]:
     """Run the scale benchmark once on the current loop; return its figures."""
     plan, setup, cells = build_plan(episodes)
     sim_config = SimConfig(
@@ -137,6 +149,7 @@ async def measure(episodes: int, speed: float, profiler: Startable | None = None
         max_num_seqs=episodes,
         batch_slowdown=0.0,
         experts=["math"],
+        thread=sim_thread,
     )
     llm_config = LLMConfig(
         limits=EndpointLimits(max_concurrency=episodes, read_timeout=600.0),
@@ -214,7 +227,9 @@ def _running_uvloop() -> bool:
 def run_in_process(args: argparse.Namespace, loop: str) -> dict[str, Any]:
     """Run one measurement on ``loop`` in this process."""
     options = {"use_uvloop": loop == "uvloop"}
-    result: dict[str, Any] = anyio.run(measure, args.episodes, args.speed, backend_options=options)
+    result: dict[str, Any] = anyio.run(
+        measure, args.episodes, args.speed, None, args.sim == "thread", backend_options=options
+    )
     return result
 
 
@@ -282,6 +297,12 @@ def main() -> int:
         "--speed", type=float, default=20.0, help="simulator time scale (1 = realistic)"
     )
     ap.add_argument("--loop", choices=["auto", "asyncio", "uvloop", "both"], default="auto")
+    ap.add_argument(
+        "--sim",
+        choices=["thread", "loop"],
+        default="thread",
+        help="the simulator on a loop of its own in a thread (SimConfig.thread), or on the run's",
+    )
     ap.add_argument("--json", action="store_true", help="print one machine-readable line")
     args = ap.parse_args()
     configure("warning")

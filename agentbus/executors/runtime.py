@@ -19,6 +19,7 @@ from agentbus.core.episode import Episode, EpisodeSpec
 from agentbus.core.events import EPISODE_ENDED, EPISODE_STARTED, EventHub
 from agentbus.core.outcome import Outcome
 from agentbus.core.record import EpisodeRecord
+from agentbus.executors.gcpolicy import steady_gc
 from agentbus.llm.prices import PriceTable
 
 #: called with each episode's spec and its record, once the record is published
@@ -57,6 +58,16 @@ class Runtime:
     ) -> int:
         """Run every spec; call ``on_outcome`` for each as it finishes. Returns the count."""
         limiter = anyio.CapacityLimiter(self.max_concurrency)
+        # full collections would walk every in-flight episode: kept rare (gcpolicy.py)
+        with steady_gc():
+            return await self._run_all(specs, on_outcome, limiter)
+
+    async def _run_all(
+        self,
+        specs: Iterable[EpisodeSpec] | AsyncIterable[EpisodeSpec],
+        on_outcome: OutcomeCallback | None,
+        limiter: anyio.CapacityLimiter,
+    ) -> int:
         count = 0
         async with anyio.create_task_group() as tg:
             following = anyio.CancelScope()

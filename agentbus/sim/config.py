@@ -29,6 +29,9 @@ class SimConfig(ServingConfig):
     limits: ProviderLimitsConfig = ProviderLimitsConfig()
     #: ``http``: a real aiohttp server on loopback; ``inprocess``: direct calls only
     transport: Literal["http", "inprocess"] = "http"
+    #: run the engine (and the server) on an event loop of its own in a thread, so
+    #: its work never holds the run's loop (agentbus/sim/worker.py); off: one loop
+    thread: bool = False
     host: str = "127.0.0.1"
     #: 0 picks a free port
     port: int = Field(0, ge=0, le=65535)

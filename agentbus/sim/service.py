@@ -6,6 +6,10 @@ a free port) and ``sim.base_url`` is the OpenAI-style base URL
 With ``"inprocess"`` there is no server and ``base_url`` is None. The
 in-process ``sim.transport`` works in both cases and shares the same engine,
 so metrics count both paths together. Requires the asyncio backend (aiohttp).
+
+With ``config.thread`` the engine and the server run on an event loop of
+their own in a thread (:mod:`agentbus.sim.worker`), so the simulator's work
+never holds the caller's loop.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from agentbus.sim.ratelimit import ProviderLimiter
 from agentbus.sim.server import SimServer
 from agentbus.sim.serving import ServingModel
 from agentbus.sim.transport import SimTransport
+from agentbus.sim.worker import SimThread
 
 log = structlog.get_logger("agentbus.sim")
 
@@ -80,30 +85,40 @@ async def sim_service(
 ) -> AsyncIterator[SimHandle]:
     """Run a simulator for the duration of the block; stop it cleanly on exit."""
     config = config or SimConfig()
-    engine = build_engine(config, model)
-    handle = SimHandle(config, engine.model, engine, SimTransport(engine))
-    if config.transport == "inprocess":
-        yield handle
-        return
-    server = SimServer(engine)
-    sock = _bind(config.host, config.port)
-    runner = web.AppRunner(server.app, access_log=None, handle_signals=False)
-    await runner.setup()
+    thread = SimThread() if config.thread else None
+    if thread is not None:
+        thread.start()
     try:
-        site = web.SockSite(runner, sock, backlog=4096)
-        await site.start()
-        port = sock.getsockname()[1]
-        host = f"[{config.host}]" if ":" in config.host else config.host
-        handle.port = port
-        handle.root_url = f"http://{host}:{port}"
-        handle.base_url = f"{handle.root_url}/v1"
-        log.info(
-            "sim.started",
-            url=handle.base_url,
-            capacity_tokens_per_s=round(engine.serving.capacity_tokens_per_s, 1),
-            speed=config.speed,
-        )
-        yield handle
+        engine = build_engine(config, model)
+        handle = SimHandle(config, engine.model, engine, SimTransport(engine, thread))
+        if config.transport == "inprocess":
+            yield handle
+            return
+        server = SimServer(engine)
+        sock = _bind(config.host, config.port)
+        runner = web.AppRunner(server.app, access_log=None, handle_signals=False)
+
+        async def start() -> None:
+            await runner.setup()
+            await web.SockSite(runner, sock, backlog=4096).start()
+
+        try:
+            await (start() if thread is None else thread.run(start))
+            port = sock.getsockname()[1]
+            host = f"[{config.host}]" if ":" in config.host else config.host
+            handle.port = port
+            handle.root_url = f"http://{host}:{port}"
+            handle.base_url = f"{handle.root_url}/v1"
+            log.info(
+                "sim.started",
+                url=handle.base_url,
+                capacity_tokens_per_s=round(engine.serving.capacity_tokens_per_s, 1),
+                speed=config.speed,
+            )
+            yield handle
+        finally:
+            await (runner.cleanup() if thread is None else thread.run(runner.cleanup))
+            sock.close()
     finally:
-        await runner.cleanup()
-        sock.close()
+        if thread is not None:
+            thread.stop()

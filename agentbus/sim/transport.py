@@ -6,6 +6,10 @@ the HTTP server. Failures are raised as the :mod:`agentbus.sim.faults`
 exceptions whose ``status`` matches the HTTP answer (429 with
 ``retry_after``, 500, a dropped connection with status None), and an unknown
 model name as :class:`agentbus.errors.UserError` (the server's 404).
+
+With a :class:`~agentbus.sim.worker.SimThread` the engine runs on the
+simulator's own loop in that thread (``SimConfig.thread``): the caller's loop
+only sends the request and takes the answer back in a bounded batch.
 """
 
 from __future__ import annotations
@@ -19,13 +23,16 @@ from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 from agentbus.sim.engine import SimEngine, SimRequest
 from agentbus.sim.faults import SimFault
 from agentbus.sim.model import strip_backend
+from agentbus.sim.worker import SimThread
 
 
 class SimTransport:
     """``complete(model, messages, params)`` straight into a :class:`SimEngine`."""
 
-    def __init__(self, engine: SimEngine) -> None:
+    def __init__(self, engine: SimEngine, thread: SimThread | None = None) -> None:
         self.engine = engine
+        #: where the engine runs when not on the caller's loop
+        self.thread = thread
 
     async def complete(
         self,
@@ -37,8 +44,12 @@ class SimTransport:
         params = params or SamplingParams()
         started = time.perf_counter()
         meta: dict[str, Any] = {}
+        request = SimRequest(model, list(messages), params)
         try:
-            answer = await self.engine.run(SimRequest(model, list(messages), params), None, meta)
+            if self.thread is None:
+                answer = await self.engine.run(request, None, meta)
+            else:
+                answer = await self.thread.call(lambda: self.engine.run(request, None, meta))
         except SimFault as exc:  # a 429's headers tell the client what is left, as over HTTP
             report_headers(exc.headers)
             raise
