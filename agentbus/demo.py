@@ -6,10 +6,10 @@ the bus, the actors, the episode and the runtime on their own.
 
 It is not an evaluation environment: it has no task loader, no prompts for
 the LLM modules and no simulated expert, so there is nothing for a coalition
-of models to be compared on. It stays registered (plugin tests load it by
-name), but ``python -m agentbus.run --env demo`` refuses it in one line that
-lists the runnable environments (:mod:`agentbus.runnable`); tests build its
-tasks with :func:`demo_tasks`.
+of models to be compared on. So it is not registered as a plugin (``--env
+demo`` is an unknown environment, and ``agentbus list`` does not show it):
+tests and benchmarks import it from here and build its tasks with
+:func:`demo_tasks`.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 An environment is runnable when it can make its own tasks, i.e. it overrides
 :meth:`Environment.setup`. The registry may also hold environments without a
-task loader (the core's LLM-free countdown fixture in :mod:`agentbus.demo`,
-kept for tests and benchmarks); offering those to ``--env`` would end in a
+task loader (a plugin's fixture; the core's own countdown fixture,
+:mod:`agentbus.demo`, is not registered at all); offering those to ``--env`` would end in a
 traceback halfway into a run, so the command lines refuse them up front with
 one line that lists what does run.
 """

@@ -33,7 +33,7 @@ def test_help_lists_the_main_flags() -> None:
         (["--test", "sim:genius", "--progress", "off"], "unknown sim profile 'genius'"),
         (["--dataset", "/no/such/file.json"], "dataset not found"),
         (["--resume", "/no/such/run"], "nothing to resume"),
-        (["--env", "demo", "--progress", "off"], "environment 'demo' has no task loader"),
+        (["--env", "demo", "--progress", "off"], "unknown environment 'demo'"),
         (["--target-halfwidth", "0.05"], "--target-halfwidth (config key target_halfwidth) only"),
         (["--max-episodes", "50"], "--max-episodes (config key max_episodes) only applies"),
     ],

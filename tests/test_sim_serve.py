@@ -42,7 +42,7 @@ def test_bad_flags_print_one_line_and_exit_2(
         (["--experts", "nope"], "unknown expert 'nope'"),
         (["--env", "math", "--experts", ""], "needs the 'math' expert"),
         (["--env", "math", "--dataset", "a", "--dataset", "b"], "one --dataset per --env"),
-        (["--env", "demo"], "environment 'demo' has no task loader"),
+        (["--env", "demo"], "unknown environment 'demo'"),
         (["--env", "nope"], "unknown environment 'nope'"),
         (["--tasks", "0", "--env", "git"], "--tasks must be at least 1"),
     )
