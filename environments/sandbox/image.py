@@ -8,10 +8,10 @@ agent and the check alike, so a do-nothing agent passed). The sandbox's
 programs are the host's (``/usr``, read-only), so the files that go with
 them are the host's too, chosen by allowlist:
 
-- every entry under ``/etc`` that an installed Debian package ships (the
-  ``/var/lib/dpkg/info/*.list`` files): what a fresh install of the same
-  packages holds; only world-readable files (a secret is never one), no
-  device or socket;
+- every entry under ``/etc`` that an installed package of a base install
+  ships (priority required, important or standard in dpkg's status; their
+  ``/var/lib/dpkg/info/*.list`` files): what a fresh Debian system holds;
+  only world-readable files (a secret is never one), no device or socket;
 - what maintainer scripts make and every install has: ``/etc/alternatives``
   (its links), ``ld.so.cache``;
 - generated, not copied: ``passwd``/``group`` with the host's *system*
@@ -29,8 +29,8 @@ Built once per package set (a hash of dpkg's status file and this file's
 version) into a cache directory owned by this user and not writable by
 anyone else (``/var/cache/agentbus`` as root, else ``$XDG_CACHE_HOME``),
 atomically; a cache directory that fails those tests is rebuilt elsewhere.
-Building takes about 0.1 s (``python -m environments.sandbox.image`` prints
-the time and what the image holds).
+Building takes about 0.1 s of CPU (``python -m environments.sandbox.image``
+prints the time and what the image holds).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -51,9 +52,11 @@ log = structlog.get_logger(__name__)
 SOURCE = "/run/ab/src"
 
 #: bump when what goes into the image changes (it is part of the cache key)
-VERSION = "1"
+VERSION = "2"
 DPKG_INFO = Path("/var/lib/dpkg/info")
 DPKG_STATUS = Path("/var/lib/dpkg/status")
+#: the priorities of a base install
+BASE = ("required", "important", "standard")
 #: entries never copied from the host: its identity, secrets, people, live state
 LEFT_OUT = frozenset(
     {
@@ -122,10 +125,29 @@ def accounts() -> dict[str, str]:
     }
 
 
+def base_packages() -> list[str]:
+    """dpkg's file lists of the installed packages of a base install (priority
+    required, important or standard: what Debian's installer puts on every system)."""
+    try:
+        status = DPKG_STATUS.read_text(errors="replace")
+    except OSError:
+        return []
+    lists = []
+    for stanza in status.split("\n\n"):
+        fields = dict(re.findall(r"^([A-Za-z-]+): (.*)$", stanza, re.MULTILINE))
+        if fields.get("Priority") in BASE and fields.get("Status", "").endswith(" installed"):
+            name, arch = fields.get("Package", ""), fields.get("Architecture", "")
+            lists += [f"{name}.list", f"{name}:{arch}.list"]
+    return lists
+
+
 def shipped() -> list[str]:
-    """Paths under /etc that installed packages ship (sorted, parents first)."""
+    """Paths under /etc that the base packages ship (sorted, parents first)."""
     paths: set[str] = set()
-    for listing in DPKG_INFO.glob("*.list") if DPKG_INFO.is_dir() else ():
+    for name in base_packages():
+        listing = DPKG_INFO / name
+        if not listing.is_file():
+            continue
         for line in listing.read_text(errors="replace").splitlines():
             if line.startswith("/etc/"):
                 paths.add(line)

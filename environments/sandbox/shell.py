@@ -34,7 +34,6 @@ from pathlib import Path
 from agentbus import waiting_for_slot
 from environments.sandbox import budget, cgroup, freezer, signals
 from environments.sandbox.bwrap import bwrap_argv
-from environments.sandbox.image import image_binds
 from environments.sandbox.limits import SandboxLimits
 from environments.sandbox.result import KILLED, CommandResult
 from environments.sandbox.supervisor import MARK, supervisor_argv
@@ -115,6 +114,9 @@ class Sandbox:
             except OSError:
                 await self.container.remove()
                 self.container = None
+        # imported here, not with the module: ``python -m environments.sandbox.image`` runs it
+        from environments.sandbox.image import image_binds
+
         argv = bwrap_argv(
             supervisor_argv(self.limits, fds),
             self.limits,
