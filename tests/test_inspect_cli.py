@@ -9,7 +9,8 @@
   one line naming the role the solver called (``critic``) and the declared
   slots; so does a declared role the solver never asks for.
 * Inspect's own theory-of-mind example (examples/inspect/theory_of_mind.py,
-  unchanged) runs offline to a table with ``--inspect-log``: every episode
+  unchanged) runs offline to a table from a config table with its task
+  argument (``inspect_args``, critique on) and ``--inspect-log``: every episode
   is scored by its ``model_graded_fact`` (the grader role through the
   gateway), each coalition's log reads back with Inspect's ``read_eval_log``
   (task name and version, the roles' models, the samples), the results name
@@ -28,7 +29,7 @@ import orjson
 import pytest
 
 from agentbus.app.cli_args import parse_command
-from agentbus.app.inspect_run import loaded
+from agentbus.app.inspect_run import _load
 from agentbus.app.run import main
 from agentbus.errors import UserError
 
@@ -40,7 +41,7 @@ SHORT = ["--sim-speed", "0", "--progress", "off", "--no-plots"]
 
 def test_without_inspect_ai_the_flag_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "inspect_ai", None)  # as if not installed
-    loaded.cache_clear()
+    _load.cache_clear()
     with pytest.raises(UserError) as err:
         parse_command(["--inspect", ARITHMETIC, "--slots", "planner"])
     message = str(err.value)
@@ -113,13 +114,18 @@ def test_inspect_docs_example_runs_offline_and_writes_inspect_logs(
 
     spec = f"{EXAMPLE / 'theory_of_mind.py'}@theory_of_mind"
     run, logs = tmp_path / "run", tmp_path / "logs"
-    argv = ["--inspect", spec, "--slots", "model,grader", "--limit", "1", "--run-dir", str(run)]
+    config = tmp_path / "run.toml"  # the task argument of Inspect's own __main__: critique=True
+    config.write_text(
+        f'inspect = "{spec}"\nslots = ["model", "grader"]\n[inspect_args]\ncritique = true\n'
+    )
+    argv = ["--config", str(config), "--limit", "1", "--run-dir", str(run)]
     assert main([*argv, *SHORT, "--inspect-log", str(logs)]) == 0
     assert "Inspect task theory_of_mind, version 0" in capsys.readouterr().out
     results = orjson.loads((run / "results.json").read_bytes())
     assert results["workload"] == "Inspect task theory_of_mind, version 0"
     assert results["gateway"]["agent_failures"] == 0, results["gateway"]
-    assert set(results["gateway"]["calls"]) == {"model", "grader"}, results["gateway"]
+    # per episode: generate() once, self_critique() twice more (critique, completion), one grade
+    assert results["gateway"]["calls"] == {"model": 12, "grader": 4}, results["gateway"]
     files = sorted(logs.glob("*.eval"))
     assert len(files) == 4  # the four coalitions of two slots
     log = read_eval_log(str(logs / "sim-strong_grader.eval"))

@@ -43,6 +43,7 @@ RESULT_KEYS: tuple[str, ...] = (
     "agent_cmd",
     "agent_url",
     "inspect",
+    "inspect_args",
     "scorer",
     "unmapped",
     "modules",
@@ -106,6 +107,8 @@ class RunConfig(BaseModel):
     agent_url: str | None = None
     #: an Inspect AI task, FILE.py@NAME: its samples, solver and scorer (docs/inspect.md)
     inspect: str | None = None
+    #: the Inspect task's arguments (what ``inspect eval -T K=V`` passes), a TOML table
+    inspect_args: dict[str, Any] = Field(default_factory=dict)
     #: write each coalition's samples of an Inspect task as an Inspect log (.eval) here
     inspect_log: Path | None = None
     #: exact, contains, numeric, regex or MODULE:FUNC (default exact)

@@ -14,6 +14,8 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from agentbus.core.environment import EnvSetup
 from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
@@ -25,10 +27,15 @@ if TYPE_CHECKING:
     from agentbus.app.config import RunConfig
 
 
+def loaded(config: RunConfig) -> inspect_task.LoadedTask:
+    """The run's task, loaded once per process (the check, the tasks, the runner)."""
+    assert config.inspect is not None
+    return _load(config.inspect, orjson.dumps(config.inspect_args, option=orjson.OPT_SORT_KEYS))
+
+
 @functools.lru_cache(maxsize=4)
-def loaded(spec: str) -> inspect_task.LoadedTask:
-    """The task of ``spec``, loaded once per process (the check, the tasks, the runner)."""
-    return inspect_task.load(spec)
+def _load(spec: str, args: bytes) -> inspect_task.LoadedTask:
+    return inspect_task.load(spec, orjson.loads(args))
 
 
 def check(config: RunConfig) -> None:
@@ -41,7 +48,7 @@ def check(config: RunConfig) -> None:
         raise UserError("--env: an Inspect task brings its own samples; drop --env")
     if config.dataset is not None:
         raise UserError("--dataset: an Inspect task brings its own samples; drop --dataset")
-    task = loaded(config.inspect)
+    task = loaded(config)
     problems = inspect_task.refusals(task, config.repeats)
     if problems:
         raise UserError(problems[0])
@@ -56,7 +63,7 @@ def inspect_verdict(result: Mapping[str, Any], task: Mapping[str, Any]) -> dict[
 def load_tasks(config: RunConfig) -> EnvSetup:
     """The samples as tasks, scored by Inspect's scorer (``--limit`` takes the first N)."""
     assert config.inspect is not None
-    tasks = inspect_task.tasks_of(loaded(config.inspect))
+    tasks = inspect_task.tasks_of(loaded(config))
     if config.limit is not None:
         tasks = tasks[: config.limit]
     return EnvSetup(tasks, functools.partial(ExternalEnvironment, inspect_verdict))
@@ -65,7 +72,7 @@ def load_tasks(config: RunConfig) -> EnvSetup:
 def make_runner(config: RunConfig) -> inspect_task.InspectAgent:
     assert config.inspect is not None
     return inspect_task.InspectAgent(
-        loaded(config.inspect),
+        loaded(config),
         slots=tuple(config.slots or ()),
         time_limit_s=config.agent_timeout_s,
         keep_sample=config.inspect_log is not None,
@@ -76,7 +83,7 @@ def describe(config: RunConfig) -> str | None:
     """``inspect task NAME (version V, FILE)`` for the results table, or None."""
     if config.inspect is None:
         return None
-    task = loaded(config.inspect)
+    task = loaded(config)
     return f"Inspect task {task.name}, version {task.version}"
 
 
@@ -89,7 +96,7 @@ def finish(config: RunConfig, results: dict[str, Any], records: Iterable[Episode
     if config.inspect_log is not None:
         from agentbus.app.inspect_logs import write_logs
 
-        paths = write_logs(loaded(str(config.inspect)), records, config.inspect_log)
+        paths = write_logs(loaded(config), records, config.inspect_log)
         results["inspect_logs"] = [str(p) for p in paths]
 
 
