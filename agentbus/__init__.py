@@ -22,13 +22,17 @@ docs/plugins.md shows the smallest complete example of each. The engine room
 too, for embedding the runtime in a program.
 """
 
-import importlib as _importlib
-from typing import TYPE_CHECKING
+from agentbus.safepath import drop_start_dir as _drop_start_dir
 
-import structlog as _structlog
+_drop_start_dir()  # before anything else is imported: `python -m` put the cwd first
 
-from agentbus import logs as _logs
-from agentbus.core import registry
+import importlib as _importlib  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
+
+import structlog as _structlog  # noqa: E402
+
+from agentbus import logs as _logs  # noqa: E402
+from agentbus.core import registry  # noqa: E402
 
 if TYPE_CHECKING:
     from agentbus.core.actor import Actor, ActorContext, on
