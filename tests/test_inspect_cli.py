@@ -204,3 +204,16 @@ def test_discover_lists_the_roles_and_writes_a_config_table(
     table = out.read_text()
     assert 'slots = ["planner", "solver", "critic"]' in table, table
     assert f'inspect = "{ARITHMETIC}"' in table and "scorer" not in table, table
+
+
+def test_run_dirs_made_before_inspect_existed_still_resume(tmp_path: Path) -> None:
+    from agentbus.app.cli_args import parse
+    from agentbus.app.config import RESULT_KEYS
+    from agentbus.app.preparation import manifest_of
+    from agentbus.runs.store import RunStore
+
+    manifest = manifest_of(parse(["--tasks", "1"]))
+    assert "inspect" not in manifest and "inspect_args" not in manifest
+    old = {k: v for k, v in manifest.items() if not k.startswith("inspect")}  # no such keys
+    RunStore.open(tmp_path / "run", old, result_keys=RESULT_KEYS).close()
+    RunStore.open(tmp_path / "run", manifest, result_keys=RESULT_KEYS).close()

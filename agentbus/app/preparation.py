@@ -149,14 +149,15 @@ def make_plan(config: RunConfig, tasks: Sequence[Task]) -> EvaluationPlan:
 
 
 def manifest_of(config: RunConfig) -> dict[str, Any]:
-    """The config as the manifest stores it; an empty ``vary`` is left out.
+    """The config as the manifest stores it; an empty ``vary`` (or ``inspect``...) is left out.
 
-    Run directories made before ``vary`` existed have no such key, and a
-    result key missing on one side only would refuse their resume.
+    Run directories made before ``vary`` (or ``--inspect``) existed have no
+    such key, and a result key missing on one side only would refuse their resume.
     """
     manifest = config.model_dump(mode="json")
-    if not manifest.get("vary"):
-        manifest.pop("vary", None)
+    for key in ("vary", "inspect", "inspect_args"):
+        if not manifest.get(key):
+            manifest.pop(key, None)
     return manifest
 
 
