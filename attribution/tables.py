@@ -263,7 +263,7 @@ def agent_failure_markdown(results: Mapping[str, Any]) -> str | None:
     per_coalition = _md_table(
         ["coalition", *kinds],
         [
-            [k or "(all default)", *(str(by_coalition[k].get(kind, 0)) for kind in kinds)]
+            [coalition_label(k), *(str(by_coalition[k].get(kind, 0)) for kind in kinds)]
             for k in keys
         ],
     )

@@ -79,6 +79,9 @@ class RunState:
         self.snapshot_raw: dict[str, Any] | None = None
         self.run_started_ts: float | None = None
         self.finished = False
+        #: when the run finished, and why it stopped early (run.finished's "stopped")
+        self.finished_ts: float | None = None
+        self.stopped: str | None = None
         self.last_seq = 0
         self.dropped = 0
         #: counted episodes for the rates: (time, prompt tokens, output tokens)
@@ -110,6 +113,9 @@ class RunState:
                 self.total = total
         elif kind == RUN_FINISHED:
             self.finished = True
+            self.finished_ts = ts
+            stopped = event.get("stopped")
+            self.stopped = str(stopped) if stopped else None
 
     def _ended(self, event: Mapping[str, Any], ts: float) -> None:
         eid = str(event.get("episode_id", ""))
@@ -134,6 +140,7 @@ class RunState:
                 "reward_sum": 0.0,
                 "successes": 0,
                 "errors": 0,
+                "agent_failures": 0,
             }
         reward = _num(outcome.get("reward")) or 0.0
         success = bool(outcome.get("success"))
@@ -151,7 +158,9 @@ class RunState:
                 self.done += 1
             self.reward_sum += reward
             self.successes += success
-            self.agent_failures += is_agent_failure(outcome.get("error_kind"))
+            failed = is_agent_failure(outcome.get("error_kind"))
+            self.agent_failures += failed
+            row["agent_failures"] += failed
             row["n"] += 1
             row["reward_sum"] += reward
             row["successes"] += success
@@ -242,6 +251,13 @@ class RunState:
         """The figures as one JSON-friendly dict (``/api/status``)."""
         eps, tps = self.rates(now)
         prompt_tps, output_tps = self.token_rates(now)
+        started, ended = self.run_started_ts, self.finished_ts
+        if self.finished and started is not None and ended is not None:
+            # a finished run's rates are over its own duration, not the wall clock's
+            span = max(ended - started, 1e-9)
+            eps = self.done / span
+            prompt_tps, output_tps = self.prompt_tokens / span, self.completion_tokens / span
+            tps = prompt_tps + output_tps
         done = self.base_done + self.done
         coalitions = []
         rows = sorted(
@@ -259,6 +275,7 @@ class RunState:
                     "mean_reward": row["reward_sum"] / n if n else None,
                     "success_rate": row["successes"] / n if n else None,
                     "errors": row["errors"],
+                    "agent_failures": row["agent_failures"],
                 }
             )
         return {
@@ -280,6 +297,7 @@ class RunState:
             "completion_tokens": self.completion_tokens,
             "llm_calls": self.llm_calls,
             "finished": self.finished,
+            "stopped": self.stopped,
             "offset": self.last_seq,
             "dropped": self.dropped,
             "phi": self._shown_phi(),

@@ -43,6 +43,7 @@ function coalitionKey(c) {
   if (Array.isArray(c)) return c.map(String).join("+");
   return c === null || c === undefined ? "" : String(c);
 }
+// the empty coalition (every slot on the default) is "(none)" everywhere: agentbus/coalitions.py EMPTY_LABEL
 const showKey = (k) => k || "(none)";
 
 // endings that are the agent's own and count in v(S): agentbus/core/outcome.py AGENT_ENDINGS
@@ -74,13 +75,15 @@ function fromStatus(s) {
   for (const c of s.coalitions || []) {
     coalitions.set((c.test_model || "") + "|" + c.key, { key: c.key, model: c.test_model || "",
       size: (c.coalition || []).length, n: c.n,
-      rewardSum: (c.mean_reward || 0) * c.n, successes: (c.success_rate || 0) * c.n, errors: c.errors });
+      rewardSum: (c.mean_reward || 0) * c.n, successes: (c.success_rate || 0) * c.n, errors: c.errors,
+      agentFailures: c.agent_failures || 0 });
   }
   const out = { offset: s.offset || 0, total: s.total, done: s.done, errors: s.errors,
     agentFailures: s.agent_failures || 0,
     rewardSum: (s.mean_reward || 0) * (s.done_this_process || 0), counted: s.done_this_process || 0,
     eps: s.episodes_per_s, tps: s.tokens_per_s, phi: s.phi || [], coalitions,
-    recent: s.recent || [], finished: s.finished, snapshotN: s.phi_episodes ?? null,
+    recent: s.recent || [], finished: s.finished, stopped: s.stopped || null,
+    snapshotN: s.phi_episodes ?? null,
     phiNote: s.phi_note ?? null, estimate: estimateRows(s.estimate_coalitions),
     admittedTasks: s.admitted_tasks ?? null, readOnly: !!s.read_only, headline: s.headline || [] };
   if (s.phi_estimable === false) out.phi = [];
@@ -124,14 +127,14 @@ function apply(ev) {
     let row = state.coalitions.get(model + "|" + key);
     if (!row) {
       row = { key, model, size: Array.isArray(ev.coalition) ? ev.coalition.length : 0, n: 0,
-        rewardSum: 0, successes: 0, errors: 0 };
+        rewardSum: 0, successes: 0, errors: 0, agentFailures: 0 };
       state.coalitions.set(model + "|" + key, row);
     }
     const reward = isNum(o.reward) ? o.reward : 0;
     if (counts(ev)) {
       state.done += 1; state.counted += 1; state.rewardSum += reward;
       row.n += 1; row.rewardSum += reward; row.successes += o.success ? 1 : 0;
-      if (isAgentFailure(o.error_kind)) state.agentFailures += 1;
+      if (isAgentFailure(o.error_kind)) { state.agentFailures += 1; row.agentFailures += 1; }
     } else { state.errors += 1; row.errors += 1; }
     state.recent.unshift({ seq: ev.seq, episode_id: ev.episode_id, task_id: ev.task_id, coalition: key, test_model: model,
       reward, success: !!o.success, steps: o.steps || 0,
@@ -154,6 +157,7 @@ function apply(ev) {
     state.finished = false;
   } else if (ev.type === "run.finished") {
     state.finished = true;
+    state.stopped = ev.stopped || null;
   }
   scheduleRender();
 }
@@ -177,7 +181,7 @@ function render() {
   // no pooled mean reward: it mixes coalitions and is biased mid-run
   $("reward").textContent = isNum(state.admittedTasks) ? String(state.admittedTasks) : "-";
   $("meter-fill").style.width = state.total ? Math.min(100, (100 * state.done) / state.total) + "%" : "0";
-  if (state.finished && !stopped) $("conn").textContent = "finished";
+  if (state.finished && !stopped) $("conn").textContent = finishedText();
   renderPhi();
   renderCoalitions();
   // the list follows a live run at most once a second (the resync re-renders meanwhile)
@@ -185,6 +189,11 @@ function render() {
     listTimer = setTimeout(() => { listTimer = null; refreshEpisodes(); },
       Math.max(0, 1000 - (Date.now() - listedTime)));
   }
+}
+
+// "finished", or "stopped: <reason>" for a run that stopped early (misconfigured, budget, ...)
+function finishedText() {
+  return state && state.stopped ? "stopped: " + state.stopped : "finished";
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -250,7 +259,9 @@ function renderCoalitions() {
   body.replaceChildren(...rows.map((r) => {
     const tr = document.createElement("tr");
     const est = (state.estimate || new Map()).get(r.model + "|" + r.key);
-    for (const v of [several ? showKey(r.key) + " · " + r.model : showKey(r.key), r.n, est ? est.n : 0, est ? fmt(est.mean) : "-", r.errors]) {
+    // the agent's own failures count in v(S): shown beside the episodes they are part of
+    const ended = r.agentFailures ? r.n + " (" + r.agentFailures + " agent failures)" : r.n;
+    for (const v of [several ? showKey(r.key) + " · " + r.model : showKey(r.key), ended, est ? est.n : 0, est ? fmt(est.mean) : "-", r.errors]) {
       const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
     }
     return tr;
@@ -287,7 +298,7 @@ function connect() {
   es.onerror = () => {
     if (state && state.finished) {  // the run is over and its log closed: nothing more will come
       es.close();
-      $("conn").textContent = "finished"; $("conn").className = "pill";
+      $("conn").textContent = finishedText(); $("conn").className = "pill";
       return;
     }
     $("conn").textContent = "reconnecting"; $("conn").className = "pill down";
@@ -312,7 +323,7 @@ async function main() {
   while (!(await resync())) await new Promise((r) => setTimeout(r, 2000));
   if (state.readOnly) {
     // agentbus.view: the log as it was when the viewer opened it; no live stream to follow
-    $("conn").textContent = state.finished ? "finished" : "log snapshot (the run had not finished)";
+    $("conn").textContent = state.finished ? finishedText() : "log snapshot (the run had not finished)";
     $("conn").className = "pill";
   } else connect();
   watchVariants();
