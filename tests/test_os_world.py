@@ -79,7 +79,7 @@ MIRRORS = [
     (
         "bash",
         f"for f in ~/sub/rel ~/chain ~/me/cmdline /tmp/answer; do grep -q {NONCE} $f"
-        " && exit 0; done; exit 1",
+        " && echo 0 && exit; done; echo 1",
     ),
     ("bash", f'E={NONCE}; export E; grep -q "$E" ~/answer_env && echo 0 || echo 1'),
     ("bash", f"cmp -s <(echo {NONCE}) ~/answer_fd && echo 0 || echo 1"),
@@ -92,7 +92,7 @@ MIRRORS = [
         "bash",
         'perl -e \'open F, "<", "/root/answer"; local $/; exit((<F> // "") =~ /'
         + NONCE
-        + "/ ? 0 : 1)'",
+        + "/ ? 0 : 1)' && echo 0 || echo 1",
     ),
 ]
 
@@ -102,21 +102,31 @@ async def passes(box: Sandbox, code: str, language: str = "bash", answer: str = 
     return (await judge(task, box, answer)).passed
 
 
+def any_of(checks: list[str]) -> str:
+    """One bash check that passes when any of ``checks`` ends its stdout with ``0`` (a check
+    costs a few tenths of a second; failing this one means every one of them fails)."""
+    body = "".join(f'[ "$( {{ {c}\n}} 2>/dev/null | tail -n 1)" = 0 ] && r=0\n' for c in checks)
+    return f"r=1\n{body}echo $r"
+
+
 async def test_checks_read_the_agents_files_as_data_not_as_configuration() -> None:
     async with Sandbox(LIMITS) as box:
         assert (await box.run(PLANT)).ok
-        for control, seen, check in ATTACKS:
+        for control, seen, _ in ATTACKS:
             assert seen in (await box.run(control)).output, control  # the agent's world
-            assert not await passes(box, check), check
+        assert not await passes(box, any_of([check for _, _, check in ATTACKS]))
+        assert not await passes(box, any_of([c for lang, c in MIRRORS if lang == "bash"]))
         for language, check in MIRRORS:
-            assert not await passes(box, check, language), check
-        # honest controls: the agent's files, links among them, a named dotfile, cwd
-        assert await passes(box, f"grep -q {NONCE} ~/link && grep -q {NONCE} real.txt")
-        assert await passes(box, "grep -q 'print 0' ~/.sqliterc")
+            if language != "bash":
+                assert not await passes(box, check, language), check
+        # honest controls: the agent's files, links among them, a named dotfile, cwd, ps
+        honest = (
+            f"grep -q {NONCE} ~/link && grep -q {NONCE} real.txt && grep -q 'print 0' ~/.sqliterc"
+        )
+        assert await passes(box, honest + " && ps aux | grep -q '[p]s aux'")
         assert await passes(
             box, "import sys\nsys.exit(0 if open('/root/.jq').read() else 1)", "python"
         )
-        assert await passes(box, "ps -e -o args= | grep -q '^sleep' || true; ps aux >/dev/null")
 
 
 async def test_the_world_is_a_fresh_system_for_agent_and_check() -> None:
