@@ -17,45 +17,7 @@ of that is the same in every environment, and this package holds that part:
   environment of many rounds, reading the rounds a prompt's history shows
   and the expert scaffold that replays them (:class:`RoundsExpert`).
 
-Plugins import these names from ``agentbus`` (docs/write-an-environment.md).
+Plugins import these names from ``agentbus`` (docs/write-an-environment.md),
+which exports every one of them; each lives in one of the modules above and
+is imported from nowhere else (this package re-exports nothing).
 """
-
-from agentbus.envkit.expert import (
-    STEP_ROLES,
-    CheckedExpert,
-    ExpertKit,
-    Moment,
-    RoleAnswer,
-    SituationMemo,
-    answer_by_verdict,
-    judged,
-)
-from agentbus.envkit.history import PastRound, last_action, read_rounds, rounds_so_far
-from agentbus.envkit.prompt import GUIDE_KEYS, action_fence, env_guide, prompt_sections
-from agentbus.envkit.rounds import RoundsExpert, RoundSituation, Writer, role_answers
-from agentbus.envkit.tasks import TaskIndex, generated_count
-
-__all__ = [
-    "GUIDE_KEYS",
-    "STEP_ROLES",
-    "CheckedExpert",
-    "ExpertKit",
-    "Moment",
-    "PastRound",
-    "RoleAnswer",
-    "RoundSituation",
-    "RoundsExpert",
-    "SituationMemo",
-    "TaskIndex",
-    "Writer",
-    "action_fence",
-    "answer_by_verdict",
-    "env_guide",
-    "generated_count",
-    "judged",
-    "last_action",
-    "prompt_sections",
-    "read_rounds",
-    "role_answers",
-    "rounds_so_far",
-]
