@@ -8,7 +8,7 @@ the run directory, and reports ``reward: 1`` for a wrong answer.
 
 * Under the default sandbox nothing is read or spent: no canary key appears
   in any file of the run or any response, the agent sees only its own
-  processes, and the numeric scorer gives 0 of 8 (item 4's repro).
+  processes, and the numeric scorer gives 0 of 4 (item 4's repro).
 * The same agent with ``--agent-isolation none`` read the parent's
   environment and spent siblings' tokens when this test was written (the
   control; not run here, to keep the suite's time): that mode and
@@ -141,7 +141,7 @@ def _run(tmp_path: Path, isolation: str, *extra: str, flood: bool = False) -> Pa
     proc = subprocess.run(
         [
             sys.executable, "-c", MEASURED, "--agent-cmd", f"{sys.executable} attack.py",
-            "--env", "math", "--limit", "2", "--scorer", "numeric",
+            "--env", "math", "--limit", "1", "--scorer", "numeric",
             "--slots", "planner,critic", "--vary", "critic=off:on",
             "--agent-isolation", isolation, "--sim-speed", "0", "--no-plots",
             "--progress", "off", "--run-dir", str(run_dir), "--no-preflight", *extra,
@@ -171,7 +171,7 @@ def test_sandboxed_agent_reads_spends_and_floods_nothing_and_cannot_score_itself
     peak_mb = int((tmp_path / "hwm.txt").read_text()) / 1024
     assert peak_mb < 300, f"agentbus peaked at {peak_mb:.0f} MB"
     outcomes = _found(run_dir)
-    assert len(outcomes) == 8
+    assert len(outcomes) == 4  # one task x 4 coalitions (two critic-off floods, two probes)
     flooded = [o for o in outcomes if "result" not in o["details"]]
     assert len(flooded) == 2  # task 0 with the critic off: the agent's failure, cap named
     assert all("cap" in o["details"]["agent_error"] for o in flooded)
