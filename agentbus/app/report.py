@@ -4,8 +4,10 @@ Reads ``RUN_DIR/events.jsonl`` (a torn last line from a crash is skipped;
 any other bad line is refused, as resuming refuses it),
 replays its ``episode.ended`` events through the same collector the live
 service uses, and writes ``results.json``, ``results.md`` and the figures
-under ``RUN_DIR/plots/``; prints the paper-layout table. A missing or
-unreadable run directory is a one-line error and exit status 2.
+under ``RUN_DIR/plots/``; prints the paper-layout table. A run of a user's
+agent gets its agent-failure section back, and a run that stopped early or
+was interrupted says so first, with the reason (:func:`run_ending`). A
+missing or unreadable run directory is a one-line error and exit status 2.
 """
 
 from __future__ import annotations
@@ -71,6 +73,12 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
     results["llm"] = {**(llm if isinstance(llm, dict) else {}), "run": run_llm_totals(log)}
     results["answers"] = answer_summary(collector.book.records(), results.get("slots") or [])
     results["reward_kind"] = reward_kind(collector.book.records())
+    _agent_figures(results, collector)
+    ending = run_ending(log)
+    if ending is not None:
+        results["ending"] = ending
+    else:
+        results.pop("ending", None)
     try:
         (run_dir / "results.json").write_bytes(
             orjson.dumps(results, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
@@ -79,6 +87,8 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
 
         # the same sections as the run wrote: the console shows cost only with --details
         markdown = to_markdown(results) + answer_markdown(results) + cost_markdown(results)
+        if ending is not None:
+            markdown = f"**{ending}**\n\n{markdown}"
         (run_dir / "results.md").write_text(markdown, encoding="utf-8")
         if plots:
             from attribution.plots import write_plots
@@ -89,6 +99,57 @@ def rebuild(run_dir: Path, *, plots: bool = True, confidence: float = 0.95) -> d
             f"cannot write reports into {str(run_dir)!r}: {exc.strerror or exc}"
         ) from None
     return results
+
+
+def _agent_figures(results: dict[str, Any], collector: Any) -> None:
+    """A user's agent's run: its failures per kind and coalition, its gateway figures.
+
+    The run writes them into results.json and results.md; the log holds every
+    record they come from, so a rebuilt report has the same sections.
+    """
+    from agentbus.app import external
+    from agentbus.core.record import agent_failures
+
+    records = list(collector.book.records("coalition"))
+    if not any("gateway" in r.outcome.details for r in records):
+        return
+    results["gateway"] = external.summary(records)
+    results["agent_failures"] = agent_failures(records)
+
+
+def run_ending(log: Path) -> str | None:
+    """How the run in ``log`` ended when not at its end: stopped early (why), or cut off.
+
+    ``run.finished`` carries ``stopped`` when the run stopped early (a
+    misconfigured agent, an infrastructure breaker, a budget); a log whose
+    last ``run.started`` has no ``run.finished`` after it was interrupted.
+    None for a run that got to its end.
+    """
+    started = finished = False
+    stopped: str | None = None
+    with log.open("rb") as fh:
+        for line in fh:
+            if b'"run.' not in line:
+                continue
+            try:
+                event = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            kind = event.get("type") if isinstance(event, dict) else None
+            if kind == "run.started":
+                started, finished, stopped = True, False, None
+            elif kind == "run.finished":
+                finished = True
+                stopped = str(event["stopped"]) if event.get("stopped") else None
+    if stopped is not None:
+        return f"stopped early: {stopped}. The tables cover the episodes that ended before."
+    if started and not finished:
+        return (
+            "partial: the run was interrupted before its end (no run.finished in the log); "
+            "the tables cover the episodes that ended. Rerun its command with the same "
+            "--run-dir to finish it."
+        )
+    return None
 
 
 def _rebuild_cost(
@@ -279,7 +340,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agentbus.app.summary import print_summary
 
         console = Console(markup=False)  # text as written: "[prices]" is no markup
-        print_summary(results, console, show_details=args.details)
+        from attribution.tables import agent_failure_line
+
+        if results.get("ending"):
+            console.print(results["ending"])
+        print_summary(
+            results, console, show_details=args.details, notes=[agent_failure_line(results)]
+        )
         print_budget_stop(results, console, args.run_dir)
         console.print(f"wrote {args.run_dir / 'results.json'} and {args.run_dir / 'results.md'}")
     if comparison is not None:
