@@ -16,7 +16,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from agentbus.core.actor import Actor, on
-from agentbus.core.environment import Task
+from agentbus.core.environment import Score, Task
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.core.mailbox import Mailbox
 from agentbus.core.messages import Observation, Thought
@@ -183,3 +183,29 @@ async def test_cancelled_episode_still_runs_its_cleanup() -> None:
         await Episode(s).run()
     assert scope.cancelled_caught  # the cancellation went through ...
     assert SlowToStop.stopped == ["a"]  # ... after on_stop ran to its end
+
+
+class ScoreFails(CountdownEnvironment):
+    async def score(self) -> Score:
+        raise InfraError("grader unreachable")
+
+
+class StartFails(CounterActor):
+    async def on_start(self) -> None:
+        raise ValueError("no config")
+
+
+@pytest.mark.parametrize(
+    ("env", "actor", "kind", "words"),
+    [
+        (ScoreFails, CounterActor, "infra", "infrastructure: grader unreachable"),
+        (CountdownEnvironment, StartFails, "actor", "actor 'action' failed starting: ValueError"),
+    ],
+)
+async def test_scoring_and_starting_errors_end_the_episode_by_the_same_rule(
+    env: type[CountdownEnvironment], actor: type[CounterActor], kind: str, words: str
+) -> None:
+    s = EpisodeSpec("ep-x", demo_tasks(1)[0], env, [ActorSpec("action", lambda: actor(1.0))])
+    out = await Episode(s).run()
+    assert out.error_kind == kind and words in out.reason
+    assert not out.counts_for_value and out.reward == 0.0
