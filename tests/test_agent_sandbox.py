@@ -175,6 +175,12 @@ if task["id"] == "fork":
             break
     print(json.dumps({"answer": made}))
     sys.exit(0)
+if task["id"] == "fill":  # files in its private directory are memory too
+    with open("big.bin", "wb") as f:
+        for _ in range(400):
+            f.write(b"z" * (1 << 20))
+    print(json.dumps({"answer": "wrote 400 MiB"}))
+    sys.exit(0)
 for _ in range(3):  # four busy processes: the tree's CPU time adds up
     if os.fork() == 0:
         break
@@ -185,17 +191,19 @@ while True:
 
 @needs_bwrap
 @pytest.mark.skipif(not cgroups.available().startswith("cgroup"), reason="no cgroup here")
-async def test_processes_and_cpu_time_are_limited_for_the_whole_tree(tmp_path: Path) -> None:
+async def test_processes_memory_and_cpu_time_are_limited_for_the_whole_tree(tmp_path: Path) -> None:
     (tmp_path / "tree.py").write_text(TREE)
     agent = CommandAgent(
         f"{sys.executable} {tmp_path / 'tree.py'}",
         cwd=tmp_path,
         time_limit_s=60,
-        isolation=Isolation(memory_mb=1024, cpu_s=0.3, pids=32),
+        isolation=Isolation(memory_mb=256, cpu_s=0.3, pids=32),
     )
     try:
         made = (await agent.run({"id": "fork"}, CTX))["answer"]
         assert 20 <= made < 32  # bwrap's processes and the agent count too
+        with pytest.raises(AgentFailed, match="reached their memory limit of 256 MiB"):
+            await agent.run({"id": "fill"}, CTX)
         with pytest.raises(AgentFailed, match=r"more than 0\.3s of CPU time together"):
             await agent.run({"id": "burn"}, CTX)
     finally:
