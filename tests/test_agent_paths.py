@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from agentbus.app.sandbox_cmd import main as show
@@ -122,3 +123,19 @@ async def test_a_folder_nobody_cannot_read_is_named_with_the_remedy(tmp_path: Pa
         AgentFailed, match=r"runs as the host's nobody, which cannot read .*chmod o\+rX"
     ):
         await _run(f"{sys.executable} {code / 'agent.py'}", tmp_path, Isolation(), path="x")
+
+
+async def test_beside_agentbus_too_each_process_starts_in_a_fresh_directory(
+    tmp_path: Path,
+) -> None:
+    """``--agent-isolation none``: no sandbox, but nothing left for the next episode either."""
+    (tmp_path / "leave.py").write_text(
+        "import json, os, sys\njson.load(sys.stdin)\nfound = sorted(os.listdir('.'))\n"
+        "open('note.txt', 'w').write('hi')\n"
+        "print(json.dumps({'answer': found, 'cwd': os.getcwd()}))\n"
+    )
+    agent = CommandAgent(f"{sys.executable} leave.py", cwd=tmp_path, isolation=Isolation("none"))
+    first, second = [await agent.run({"id": f"t{n}"}, CTX) for n in range(2)]
+    assert first["answer"] == second["answer"] == []  # the note of the first is not there
+    assert first["cwd"] != second["cwd"] and not await anyio.Path(first["cwd"]).exists()
+    assert not (tmp_path / "note.txt").exists()
