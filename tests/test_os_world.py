@@ -119,6 +119,12 @@ async def test_checks_read_the_agents_files_as_data_not_as_configuration() -> No
         for language, check in MIRRORS:
             if language != "bash":
                 assert not await passes(box, check, language), check
+        # a PID for the check to look up: the next few ids after the agent's last command
+        # were the check's own shell (whose command line holds the expected value)
+        await box.run("for k in 1 2 3 4; do echo $(( $$ + k )); done > /root/pids")
+        guess = f"for p in $(cat /root/pids); do grep -qa {NONCE} /proc/$p/cmdline && echo 0"
+        guess += " && exit; done; echo 1"
+        assert not await passes(box, guess)
         # honest controls: the agent's files, links among them, a named dotfile, cwd, ps
         honest = (
             f"grep -q {NONCE} ~/link && grep -q {NONCE} real.txt && grep -q 'print 0' ~/.sqliterc"

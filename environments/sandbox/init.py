@@ -207,6 +207,8 @@ class Init:
         # a check's stderr goes apart: only its stdout and exit status decide
         err = os.memfd_create("err", os.MFD_CLOEXEC) if mode == "c" else out
         try:
+            if mode == "c":  # ids the agent cannot predict (pristine.scatter)
+                PRISTINE["scatter"]()
             pid = self.spawn(mode, command, args, out, err)
             rc, timed_out = self.wait(pid, timeout)
             if timed_out:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import random
 import re
 import shutil
 import stat
@@ -258,6 +259,20 @@ def enter(image_fd: int, text: str) -> None:
     for n, parent in enumerate(sorted({os.path.dirname(p) for p in mirrors()}, key=len)):
         _shield(libc, parent, f"{STAGE}/m{n}")
     _call(libc.umount2(STAGE.encode(), MNT_DETACH), "unstage")
+
+
+def scatter() -> None:
+    """Move the namespace's next process id to a random place (the init, just before it
+    forks a check's child): the check's processes get ids the agent cannot predict, so a
+    PID it wrote for a check to look up in /proc is not the check's own (whose command
+    line holds the expected value). Best effort: the check runs either way."""
+    try:
+        with open("/proc/sys/kernel/pid_max") as f:
+            top = int(f.read())
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(random.randrange(300, max(301, top - 1000))))
+    except (OSError, ValueError):
+        pass
 
 
 def _reaches_proc(path: str) -> bool:
