@@ -144,6 +144,11 @@ async def _viewer_sees(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     from agentbus.runs.viewer import Viewer
 
     await blame(BlameOptions(run_dir), io.StringIO())  # resumed: no replays
+    # what broke the all-test agent's successes: checked against the simulator too
+    won = await blame(BlameOptions(run_dir, outcome="success"), io.StringIO())
+    assert won["episodes"] >= 1 and won["truth"] is not None, won
+    for v in won["verdicts"]:
+        assert v["status"] != "decisive" or v.get("truth") is not None, v
     v = Viewer([run_dir], port=0)
     base = (await v.start()) + "runs/0/"
     try:
@@ -163,7 +168,10 @@ def test_the_viewer_lists_blamed_episodes_and_marks_the_call(run_dir: Path) -> N
     groups, shown = anyio.run(_viewer_sees, run_dir)
     failures = groups["failures"]
     assert set(failures) <= {"planning", "reasoning", "action", "reflection", "none"}
-    assert groups["successes"] == {}  # no --successes blame: nothing listed as one
+    # blamed successes are listed apart: the same episode is never on both sides
+    won = {e for ids in groups["successes"].values() for e in ids}
+    lost = {e for ids in failures.values() for e in ids}
+    assert won and not won & lost
     mark = shown["blame"]
     assert mark["status"] == "decisive" and mark["slot"] in failures
     assert mark["outcome"] == "failure" and mark["repair_rate"] > mark["placebo_rate"]
