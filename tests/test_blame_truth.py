@@ -105,3 +105,16 @@ def test_injected_profiles_leave_other_runs_alone(tmp_path: Path) -> None:
     other = SimModel({"weak": {"mistakes": ["0" * 16]}})
     assert other.generate("sim:weak", messages, params).text == plain.text  # type: ignore[arg-type]
     assert faulted.generate("sim:weak", messages, params).profile == "weak"  # type: ignore[arg-type]
+
+
+def test_failure_is_what_the_run_scores() -> None:
+    """--threshold: a graded episode fails below the reward bar, whatever its success flag."""
+    from agentbus.core.outcome import Outcome
+
+    plain = BlameOptions(Path("."))
+    bar = BlameOptions(Path("."), threshold=0.5)
+    half = Outcome(reward=0.6, success=False)
+    assert not plain.passed(half) and bar.passed(half)
+    assert not bar.passed(Outcome(reward=0.4, success=True))
+    assert not bar.passed(Outcome(reward=0.9, success=True, error="boom"))
+    assert plain.setting("sim:strong") != bar.setting("sim:strong")  # kept apart
