@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -151,19 +151,25 @@ def sdk_upstream_error(sdk: Any, exc: Exception, label: str) -> UpstreamError | 
         status = exc.status_code
         report_headers(exc.response.headers)  # a 429's headers: the freshest word on the limits
         said = f"{exc.message} {getattr(exc, 'code', None) or ''} {_body_text(exc)}"
-        if is_context_overflow(status, said):
-            return UpstreamError(
-                f"{label}: {short(exc.message)}", kind="context_overflow", status=status
-            )
-        return UpstreamError(
-            f"{label}: {short(exc.message)}",
-            kind=kind_for_status(status),
-            status=status,
-            retry_after=parse_retry_after(dict(exc.response.headers)),
-        )
+        return status_error(label, status, exc.message, said, exc.response.headers)
     if isinstance(exc, sdk.APIError):
         return UpstreamError(f"{label}: bad response ({short(str(exc))})", kind="server")
     return None
+
+
+def status_error(
+    label: str, status: int, message: str, said: str, headers: Mapping[str, str]
+) -> UpstreamError:
+    """An error answer classified: context overflow from ``said`` (message, type and
+    code), else by status, with the Retry-After the headers give."""
+    if is_context_overflow(status, said):
+        return UpstreamError(f"{label}: {short(message)}", kind="context_overflow", status=status)
+    return UpstreamError(
+        f"{label}: {short(message)}",
+        kind=kind_for_status(status),
+        status=status,
+        retry_after=parse_retry_after(dict(headers)),
+    )
 
 
 @contextmanager

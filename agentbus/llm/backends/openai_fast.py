@@ -26,16 +26,10 @@ from typing import Any
 import aiohttp
 import orjson
 
-from agentbus.llm.backends.base import short
+from agentbus.llm.backends.base import status_error
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.pacing import report_headers
-from agentbus.llm.retry import (
-    UpstreamError,
-    connection_cause,
-    is_context_overflow,
-    kind_for_status,
-    parse_retry_after,
-)
+from agentbus.llm.retry import UpstreamError, connection_cause
 from agentbus.llm.types import ChatMessage, Completion, ToolCall
 
 
@@ -93,7 +87,7 @@ class FastChat:
             ) from exc
         report_headers(headers)
         if status >= 400:
-            raise self._status_error(status, raw, headers)
+            raise status_error(self.label, status, *_error_text(raw), headers)
         try:
             data = orjson.loads(raw)
             choice = data["choices"][0]
@@ -112,20 +106,6 @@ class FastChat:
             latency_s=loop.time() - start,
             finish_reason=choice.get("finish_reason") or "stop",
             tool_calls=_tool_calls(message),
-        )
-
-    def _status_error(self, status: int, raw: bytes, headers: Mapping[str, str]) -> UpstreamError:
-        """The SDK's classification of an error answer (see the module docstring)."""
-        message, said = _error_text(raw)
-        if is_context_overflow(status, said):
-            return UpstreamError(
-                f"{self.label}: {short(message)}", kind="context_overflow", status=status
-            )
-        return UpstreamError(
-            f"{self.label}: {short(message)}",
-            kind=kind_for_status(status),
-            status=status,
-            retry_after=parse_retry_after(dict(headers)),
         )
 
     async def aclose(self) -> None:
