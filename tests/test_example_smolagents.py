@@ -12,7 +12,7 @@ v(S), every Shapley value within 3.5 reported standard errors of the exact
 phi, and a wrong truth (a manager that ignores its worker, as the simulator
 did before issue 41) is caught by the same check.
 
-Issue 50: the same app with ``CodeAgent``s (code_agent.py: the model acts by
+Issue 50: the same app with ``CodeAgent``s (agent.py's run_code: the model acts by
 writing code; before, the simulator never wrote a code block and every
 answer failed smolagents' parser) on the same 16 tasks against the same
 truth, and a ``ToolCallingAgent`` whose tool always raises: it is called
@@ -85,7 +85,7 @@ def test_readme_run_matches_the_known_truth(tmp_path: Path) -> None:
 
 def test_code_agents_match_the_same_truth(tmp_path: Path) -> None:
     argv = [*readme_command("smolagents", "--agent"), "--limit", str(TASKS)]
-    argv[argv.index("examples.smolagents.agent:run")] = "examples.smolagents.code_agent:run"
+    argv[argv.index("examples.smolagents.agent:run")] = "examples.smolagents.agent:run_code"
     _check(run(argv, tmp_path / "run"), tmp_path / "run")
 
 

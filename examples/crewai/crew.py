@@ -26,6 +26,7 @@ synchronous; in process each episode runs in a thread of this module's pool.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
@@ -49,52 +50,43 @@ def number(text: str) -> str | None:
     return found[-1] if found else None
 
 
-def llm(module: str, base_url: str, api_key: str) -> LLM:
-    return LLM(model=f"openai/{module}", base_url=base_url, api_key=api_key, temperature=0)
+#: module -> (role, goal, backstory, task description), in the crew's order
+MEMBERS = {
+    "solver": (
+        "Solver",
+        "Solve arithmetic word problems exactly",
+        "You work problems out step by step.",
+        "Solve: {question}",
+    ),
+    "reviewer": (
+        "Reviewer",
+        "Check answers by solving the problem again independently",
+        "You never trust a result you did not work out yourself.",
+        "Solve this problem yourself, then give your number: {question}",
+    ),
+}
 
 
 def solve(task: dict[str, Any], base_url: str, api_key: str, off: set[str]) -> dict[str, Any]:
-    question = task["question"]
+    """One episode: the crew of the modules that are on, then the cross-check."""
     agents, tasks = [], []
-    if "solver" not in off:
-        solver = Agent(
-            role="Solver",
-            goal="Solve arithmetic word problems exactly",
-            backstory="You work problems out step by step.",
-            llm=llm("solver", base_url, api_key),
-            allow_delegation=False,
-            verbose=False,
-        )
-        agents.append(solver)
+    for module, (role, goal, backstory, description) in MEMBERS.items():
+        if module in off:
+            continue
+        llm = LLM(model=f"openai/{module}", base_url=base_url, api_key=api_key, temperature=0)
+        agent = Agent(role=role, goal=goal, backstory=backstory, llm=llm, allow_delegation=False)
+        agents.append(agent)
         tasks.append(
             Task(
-                description=f"Solve: {question}",
+                description=description.format(question=task["question"]),
                 expected_output="The number that answers the problem.",
-                agent=solver,
-            )
-        )
-    if "reviewer" not in off:
-        reviewer = Agent(
-            role="Reviewer",
-            goal="Check answers by solving the problem again independently",
-            backstory="You never trust a result you did not work out yourself.",
-            llm=llm("reviewer", base_url, api_key),
-            allow_delegation=False,
-            verbose=False,
-        )
-        agents.append(reviewer)
-        tasks.append(
-            Task(
-                description=f"Solve this problem yourself, then give your number: {question}",
-                expected_output="The number that answers the problem.",
-                agent=reviewer,
-                context=tasks[:1],
+                agent=agent,
+                context=tasks[:1],  # the reviewer sees the solver's result
             )
         )
     if not tasks:
         return {"answer": ""}
-    crew = Crew(agents=agents, tasks=tasks, process=Process.sequential, verbose=False)
-    result = crew.kickoff()
+    result = Crew(agents=agents, tasks=tasks, process=Process.sequential).kickoff()
     outputs = [t.raw for t in result.tasks_output]
     if len(outputs) == 2 and number(outputs[0]) != number(outputs[1]):
         return {"answer": "no agreed answer", "outputs": outputs}
@@ -102,18 +94,13 @@ def solve(task: dict[str, Any], base_url: str, api_key: str, off: set[str]) -> d
 
 
 async def run(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
-    """In process: one episode in a thread of this module's pool."""
-    loop = asyncio.get_running_loop()
-    off = set(ctx.off_slots)
-    return await loop.run_in_executor(POOL, solve, task, ctx.base_url, ctx.api_key, off)
+    """In process: the crew in a thread of this module's pool (CrewAI blocks)."""
+    call = functools.partial(solve, task, ctx.base_url, ctx.api_key, set(ctx.off_slots))
+    return await asyncio.get_running_loop().run_in_executor(POOL, call)
 
 
-def main() -> None:
-    task = json.load(sys.stdin)
-    off = {s for s in os.environ.get("AGENTBUS_OFF_SLOTS", "").split(",") if s}
-    result = solve(task, os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"], off)
-    print(json.dumps(result))
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # as a command: the task on stdin, the gateway in the environment
+    env = os.environ
+    slots_off = set(filter(None, env.get("AGENTBUS_OFF_SLOTS", "").split(",")))
+    line = solve(json.load(sys.stdin), env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"], slots_off)
+    print(json.dumps(line))

@@ -80,33 +80,54 @@ def model(module: str, base_url: str, api_key: str) -> dspy.LM:
 
 
 class Program(dspy.Module):
+    """The three modules and the vote; subclasses change the signatures and how values read."""
+
+    signatures: tuple[type[dspy.Signature], ...] = (Plan, Solve, Check)
+
     def __init__(self, base_url: str, api_key: str, off: set[str]) -> None:
         super().__init__()
         self.off = off
-        self.planner = dspy.Predict(Plan)
-        self.solver = dspy.ChainOfThought(Solve)
-        self.critic = dspy.Predict(Check)
+        plan, solve, check = self.signatures
+        self.planner = dspy.Predict(plan)
+        self.solver = dspy.ChainOfThought(solve)
+        self.critic = dspy.Predict(check)
         for name in ("planner", "solver", "critic"):
             getattr(self, name).set_lm(model(name, base_url, api_key))
+
+    def estimate(self, planned: dspy.Prediction) -> str:
+        return str(planned.estimate).strip()
+
+    def answer(self, solved: dspy.Prediction) -> str:
+        return str(solved.answer).strip()
+
+    def checked(self, checked: dspy.Prediction) -> str:
+        return str(checked.answer).strip()
+
+    def proposed(self, solved: dspy.Prediction) -> Any:
+        """What the critic is shown: the solver's answer as its input field's type."""
+        return self.answer(solved)
 
     async def aforward(self, question: str) -> dspy.Prediction:
         plan, votes = "(no plan)", []
         if "planner" not in self.off:
             planned = await self.planner.acall(question=question)
             plan = planned.plan
-            votes.append(str(planned.estimate).strip())
+            votes.append(self.estimate(planned))
         solved = await self.solver.acall(question=question, plan=plan)
-        answer = str(solved.answer).strip()
+        answer = self.answer(solved)
         votes.append(answer)
         if "critic" not in self.off:
-            checked = await self.critic.acall(question=question, proposed_answer=answer)
-            votes.append(str(checked.answer).strip())
+            shown = self.proposed(solved)
+            checked = await self.critic.acall(question=question, proposed_answer=shown)
+            votes.append(self.checked(checked))
         value, count = Counter(votes).most_common(1)[0]
         return dspy.Prediction(answer=value if count >= 2 else answer, votes=votes)
 
 
-async def solve(task: dict[str, Any], base_url: str, api_key: str, off: set[str]) -> dict[str, Any]:
-    result = await Program(base_url, api_key, off).acall(question=task["question"])
+async def solve(
+    task: dict[str, Any], base_url: str, api_key: str, off: set[str], kind: type[Program] = Program
+) -> dict[str, Any]:
+    result = await kind(base_url, api_key, off).acall(question=task["question"])
     return {"answer": result.answer, "votes": result.votes}
 
 
@@ -115,11 +136,11 @@ async def run(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return await solve(task, ctx.base_url, ctx.api_key, set(ctx.off_slots))
 
 
-def main() -> None:
+def main(kind: type[Program] = Program) -> None:
     task = json.load(sys.stdin)
     off = {s for s in os.environ.get("AGENTBUS_OFF_SLOTS", "").split(",") if s}
     base, key = os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"]
-    print(json.dumps(asyncio.run(solve(task, base, key, off))))
+    print(json.dumps(asyncio.run(solve(task, base, key, off, kind))))
 
 
 if __name__ == "__main__":

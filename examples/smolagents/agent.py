@@ -21,6 +21,14 @@ Run it as a command (``--agent-cmd "python examples/smolagents/agent.py"``:
 task JSON on stdin, one result JSON line on stdout; ``OPENAI_BASE_URL`` and
 ``OPENAI_API_KEY`` in the environment) or in process
 (``--agent examples.smolagents.agent:run``).
+
+The same tree of ``CodeAgent`` objects is ``run_code`` (``--code`` as a
+command): the model acts by writing a block of Python per step, which
+smolagents runs (the manager's code calls ``solver(task=...)``, the
+solver's the calculator), and ends with ``final_answer(...)``. The logic is
+the same, so ``truth.py`` holds for both. The calculator raises on anything
+that is not arithmetic, as a real tool does: smolagents shows the model the
+error and the agent goes on.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import openai
-from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+from smolagents import CodeAgent, MultiStepAgent, OpenAIServerModel, ToolCallingAgent, tool
 
 #: threads for in-process episodes (smolagents blocks on its HTTP calls)
 POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="smolagents-episode")
@@ -48,16 +56,18 @@ def calculator(expression: str) -> str:
     Args:
         expression: the expression, for example '(3 + 4) * 5'.
     """
-    if not expression or set(expression) - set("0123456789+-*/(). "):
-        return "error: give an arithmetic expression"
-    try:
-        return str(eval(expression, {"__builtins__": {}}, {}))
-    except Exception as exc:
-        return f"error: {exc}"
+    if not expression.strip() or set(expression) - set("0123456789+-*/(). "):
+        raise ValueError(f"not an arithmetic expression: {expression!r}")
+    return str(eval(expression, {"__builtins__": {}}, {}))
 
 
-def build(base_url: str, api_key: str, off: set[str]) -> ToolCallingAgent:
-    """The agent tree for one episode, without the modules agentbus switched off."""
+def build(
+    base_url: str, api_key: str, off: set[str], kind: type[MultiStepAgent] = ToolCallingAgent
+) -> MultiStepAgent:
+    """The agent tree for one episode, without the modules agentbus switched off.
+
+    ``kind`` is ``ToolCallingAgent`` (function calls) or ``CodeAgent`` (code).
+    """
 
     def model(name: str) -> OpenAIServerModel:
         return OpenAIServerModel(
@@ -67,7 +77,7 @@ def build(base_url: str, api_key: str, off: set[str]) -> ToolCallingAgent:
             client_kwargs={"max_retries": 0, "http_client": HTTP},
         )
 
-    solver = ToolCallingAgent(
+    solver = kind(
         tools=[calculator],
         model=model("solver"),
         name="solver",
@@ -77,7 +87,7 @@ def build(base_url: str, api_key: str, off: set[str]) -> ToolCallingAgent:
     )
     if "manager" in off:
         return solver
-    return ToolCallingAgent(
+    return kind(
         tools=[],
         model=model("manager"),
         managed_agents=[] if "solver" in off else [solver],
@@ -86,23 +96,37 @@ def build(base_url: str, api_key: str, off: set[str]) -> ToolCallingAgent:
     )
 
 
-def solve(task: dict[str, Any], base_url: str, api_key: str, off: set[str]) -> dict[str, Any]:
-    agent = build(base_url, api_key, off)
+def solve(
+    task: dict[str, Any],
+    base_url: str,
+    api_key: str,
+    off: set[str],
+    kind: type[MultiStepAgent] = ToolCallingAgent,
+) -> dict[str, Any]:
+    agent = build(base_url, api_key, off, kind)
     answer = agent.run(task["question"])
     return {"answer": str(answer).strip()}
 
 
-async def run(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
+async def run(
+    task: dict[str, Any], ctx: Any, kind: type[MultiStepAgent] = ToolCallingAgent
+) -> dict[str, Any]:
     """In process: one episode in a thread of this module's pool."""
     loop = asyncio.get_running_loop()
     off = set(ctx.off_slots)
-    return await loop.run_in_executor(POOL, solve, task, ctx.base_url, ctx.api_key, off)
+    return await loop.run_in_executor(POOL, solve, task, ctx.base_url, ctx.api_key, off, kind)
+
+
+async def run_code(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """In process, the CodeAgent tree (``--agent examples.smolagents.agent:run_code``)."""
+    return await run(task, ctx, CodeAgent)
 
 
 def main() -> None:
     task = json.load(sys.stdin)
     off = {s for s in os.environ.get("AGENTBUS_OFF_SLOTS", "").split(",") if s}
-    result = solve(task, os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"], off)
+    kind = CodeAgent if "--code" in sys.argv[1:] else ToolCallingAgent
+    result = solve(task, os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"], off, kind)
     print(json.dumps(result))
 
 
