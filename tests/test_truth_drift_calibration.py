@@ -9,9 +9,10 @@ coalition a little mostly passed it. The thresholds are now simulated from
 the table at the run's size, and a mean-shift test sits beside max |z|.
 
 Honest runs here are real per-task outcomes of the simulator
-(tests/data/per_task), drawn as a run is made: T distinct tasks of one
-30-task block (one generator seed), tested against the table with the
-pool's own means as the truth. ``python benchmarks/truth_drift.py
+(tests/data/per_task: tools and navigation, where the old test failed),
+drawn as a run is made: T distinct tasks of one 30-task block (one
+generator seed), tested against the table with the pool's own means as the
+truth. ``python benchmarks/truth_drift.py
 --calibration`` prints the full table (docs/statistics.md).
 """
 
@@ -26,7 +27,7 @@ from agentbus.sim.truth import table as tables
 from agentbus.sim.truth.drift import drift
 
 POOLS = Path(__file__).resolve().parent / "data" / "per_task"
-RUNS = 400
+RUNS = 300
 
 
 def _pool(env: str) -> tuple[list[str], np.ndarray, list[np.ndarray], tables.TruthTable]:
@@ -42,7 +43,7 @@ def _pool(env: str) -> tuple[list[str], np.ndarray, list[np.ndarray], tables.Tru
     return keys, rewards, blocks, table.model_copy(update={"values": values})
 
 
-@pytest.mark.parametrize("env", ["tools", "navigation", "math"])
+@pytest.mark.parametrize("env", ["tools", "navigation"])
 def test_honest_small_runs_are_flagged_about_one_percent_of_the_time(env: str) -> None:
     keys, rewards, blocks, truth = _pool(env)
     rng = np.random.default_rng(11)
@@ -54,9 +55,9 @@ def test_honest_small_runs_are_flagged_about_one_percent_of_the_time(env: str) -
             flagged += drift(
                 truth, {k: (size, float(means[i])) for i, k in enumerate(keys)}, keys
             ).alarm
-        # a 1% test flags 12 or more of 400 with probability 0.0005 (the old test: 60 of
-        # 400 2-task tools runs, 20 navigation ones)
-        assert flagged < 12, (env, size, flagged)
+        # a 1% test flags 10 or more of 300 with probability 0.001 (the old test: 61 of
+        # 400 2-task tools runs, 20 navigation ones; math's pool is in the benchmark)
+        assert flagged < 10, (env, size, flagged)
 
 
 def test_a_coherent_shift_is_flagged_where_no_single_coalition_stands_out() -> None:
