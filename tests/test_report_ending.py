@@ -4,7 +4,8 @@ Before, a run stopped as misconfigured left a log that ``agentbus.report``
 turned into a results.md with no word of the stop and no agent-failure
 section (the run writes that section; the rebuild did not). Now the rebuilt
 results.md and the console lead with how the run ended, and the failure
-section is there; a log cut before ``run.finished`` reads as partial.
+section is there; a log cut before ``run.finished`` reads as partial. And an
+in-process agent's crash keeps its whole traceback in the record.
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ from agent_probes import probe_run
 
 from agentbus.app.report import main
 from agentbus.errors import UserError
+
+
+def _ended(run_dir: Path) -> list[dict]:
+    lines = (run_dir / "events.jsonl").read_bytes().splitlines()
+    return [e for e in map(orjson.loads, lines) if e.get("type") == "episode.ended"]
 
 
 def test_a_stopped_run_rebuilds_with_its_reason_and_its_failures(
@@ -34,6 +40,11 @@ def test_a_stopped_run_rebuilds_with_its_reason_and_its_failures(
     assert "## Agent failures" in md and "the probe crashed on purpose" in md
     results = orjson.loads((run_dir / "results.json").read_bytes())
     assert results["agent_failures"]["by_kind"]["agent_crash"] >= 4
+    # an in-process agent's crash keeps its traceback (before: the exception's line only)
+    crashed = [e for e in _ended(run_dir) if e["outcome"].get("error_kind") == "agent_crash"]
+    error = crashed[0]["outcome"]["details"]["agent_error"]
+    assert error.startswith("agent raised RuntimeError: the probe crashed on purpose\n")
+    assert "Traceback (most recent call last)" in error and "agent_probes.py" in error
 
     log = run_dir / "events.jsonl"
     lines = [ln for ln in log.read_bytes().splitlines() if b'"run.finished"' not in ln]

@@ -24,6 +24,7 @@ import inspect
 import os
 import shlex
 import signal
+import traceback
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -112,7 +113,10 @@ class CallableAgent:
         except (AgentFailed, InfraError):
             raise
         except Exception as exc:
-            raise AgentFailed(f"agent raised {type(exc).__name__}: {exc}") from None
+            # the exception first (one-line views read it), then the whole traceback: an
+            # in-process agent has no stderr to keep it
+            trace = "".join(traceback.format_exception(exc)).rstrip()
+            raise AgentFailed(f"agent raised {type(exc).__name__}: {exc}\n{trace}") from None
         finally:
             with anyio.CancelScope(shield=True):
                 await ctx.aclose()
