@@ -65,3 +65,29 @@ def test_tools_do_not_change_the_verdict() -> None:
     with_tools = _answer(messages, (_fn("transfer_to_critic"),))
     without = _answer(messages, ())
     assert with_tools.verdict == without.verdict and with_tools.text == without.text
+
+
+def test_a_prompt_that_asks_for_code_gets_a_block_per_step() -> None:
+    # issue 50: smolagents' CodeAgent parses nothing but a code block (before: prose)
+    from agentbus.sim.gateway_code import code_answer, code_tags
+
+    system = (
+        "The code sequence must be opened with '<code>', and closed with '</code>'.\n"
+        "def calculator(expression: string) -> string:\n"
+        "def solver(task: str, additional_args: dict[str, Any]) -> str:\n"
+        "def final_answer(answer: any) -> any:\n"
+    )
+    history: list[ChatMessage] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": "New task:\nWhat is 6 * 7?"},
+    ]
+    tags = code_tags(history)
+    assert tags == ("<code>", "</code>")
+    first = code_answer("Thinking.", "42", history, tags)
+    assert first.endswith("<code>\ncalculator(expression='42')\n</code>")
+    history.append({"role": "assistant", "content": first})
+    second = code_answer("Thinking.", "42", history, tags)
+    assert "solver(task='New task:\\nWhat is 6 * 7?')" in second
+    history.append({"role": "assistant", "content": second})
+    assert code_answer("Thinking.", "42", history, tags).endswith("final_answer(42)\n</code>")
+    assert code_tags(history[1:]) is None  # no system prompt asking for code: no block

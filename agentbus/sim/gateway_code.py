@@ -109,7 +109,9 @@ def code_answer(
 ) -> str:
     """One step of a code agent: a thought, then a block (see the module docstring)."""
     opening, closing = tags
-    opening = opening.replace("\\", "")  # tags given as regex text (smolagents' markdown pair)
+    if any(c in opening for c in "(?|"):  # a pattern (smolagents' markdown pair): write one
+        opening = "```py"
+    opening = opening.replace("\\", "")  # tags given as regex text
     closing = closing.replace("\\n", "\n").replace("\\", "")
     shown = "" if value is None else value
     task = formats.first_user_text(messages)
