@@ -23,9 +23,10 @@ from agentbus.app.run import main as run_main
 from examples.plain_openai import agent as plain
 
 
-def _run(run_dir: Path, agent: str) -> None:
+def _run(run_dir: Path, agent: str, slots: str = "planner,solver,critic") -> None:
+    """A 3-task run; the refusal runs vary one slot (only all-default episodes are blamed)."""
     argv = ["--agent", agent, "--dataset", "examples/plain_openai/tasks.jsonl", "--limit", "3"]
-    argv += ["--slots", "planner,solver,critic", "--run-dir", str(run_dir), "--sim-speed", "0"]
+    argv += ["--slots", slots, "--run-dir", str(run_dir), "--sim-speed", "0"]
     # --keep-going: the flaky agent's answers fit no task, which would stop the run (issue 50)
     argv += ["--no-plots", "--progress", "off", "--no-preflight", "--keep-going"]
     assert run_main(argv) == 0
@@ -64,7 +65,7 @@ def test_gateway_failures_are_blamed_on_rolled_mistakes(
     assert summary["episodes"] >= 1 and summary["replayable"] == summary["episodes"]
     assert summary["truth"]["accuracy"] in (1.0, None)
 
-    _run(tmp_path / "flaky", "test_blame_gateway:flaky")
+    _run(tmp_path / "flaky", "test_blame_gateway:flaky", "planner")
     capsys.readouterr()
     assert blame_main([str(tmp_path / "flaky")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
