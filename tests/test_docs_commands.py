@@ -111,10 +111,11 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "a framework's own virtualenv (docs/your-agent.md, examples/dspy)",
-        r"(^python3? -m venv \.venv-\w+ && |\.venv-\w+/bin/)",
+        r"(^python3? -m venv \.venv-\w+ && |\.venv-\w+/bin/|benchmarks/frameworks_first_table)",
         "shape",
         why="installs a framework from the package index into a virtualenv of its own; "
-        "benchmarks/frameworks_resolve.py checks that such installs resolve",
+        "benchmarks/frameworks_resolve.py checks that such installs resolve (and "
+        "frameworks_first_table.py takes minutes per framework to install)",
     ),
     Rule(
         "real small model (docs/real-models.md)",
