@@ -22,9 +22,10 @@ stop the fixed-sample one; the last column is the interval shown.
 ``--sizes`` checks the two intervals a plain (not adaptive) run reports, at
 2, 3, 5, 10, 20 and 30 tasks: runs of T tasks drawn from the pool, their
 exact game estimated as a run estimates it (``attribution.exact``, the
-anytime sequence tuned to the run's planned size, T), and per size the coverage of ``ci_*`` and ``cs_*`` of the
-pool's exact Shapley values and the share of slot intervals whose ``cs_*``
-is narrower than ``ci_*`` (an interval valid at every stop cannot be).
+anytime sequence tuned to the run's planned size, T), and per size the
+coverage of ``ci_*`` and ``cs_*`` of the pool's exact Shapley values and
+the share of slot intervals whose ``cs_*`` is narrower than ``ci_*`` (an
+interval valid at every stop cannot be).
 """
 
 from __future__ import annotations
