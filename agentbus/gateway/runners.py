@@ -113,9 +113,7 @@ class CallableAgent:
         except (AgentFailed, InfraError):
             raise
         except Exception as exc:
-            # the exception first (one-line views read it), then the whole traceback: an
-            # in-process agent has no stderr to keep it
-            trace = "".join(traceback.format_exception(exc)).rstrip()
+            trace = "".join(traceback.format_exception(exc)).rstrip()  # no stderr keeps it
             raise AgentFailed(f"agent raised {type(exc).__name__}: {exc}\n{trace}") from None
         finally:
             with anyio.CancelScope(shield=True):
