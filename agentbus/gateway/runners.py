@@ -24,10 +24,10 @@ import inspect
 import os
 import shlex
 import signal
-import traceback
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from traceback import format_exc
 from typing import Any, Protocol
 
 import aiohttp
@@ -113,8 +113,7 @@ class CallableAgent:
         except (AgentFailed, InfraError):
             raise
         except Exception as exc:
-            trace = "".join(traceback.format_exception(exc)).rstrip()  # no stderr keeps it
-            raise AgentFailed(f"agent raised {type(exc).__name__}: {exc}\n{trace}") from None
+            raise AgentFailed(f"agent raised {type(exc).__name__}: {exc}\n{format_exc()}") from None
         finally:
             with anyio.CancelScope(shield=True):
                 await ctx.aclose()
