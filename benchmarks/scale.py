@@ -233,7 +233,9 @@ def run_in_process(args: argparse.Namespace, loop: str) -> dict[str, Any]:
     return result
 
 
-def run_in_subprocess(args: argparse.Namespace, loop: str) -> dict[str, Any] | None:
+def run_in_subprocess(
+    args: argparse.Namespace, loop: str, sim: str | None = None
+) -> dict[str, Any] | None:
     """One measurement on ``loop`` in a fresh interpreter (clean RSS, clean caches)."""
     cmd = [
         sys.executable,
@@ -244,6 +246,8 @@ def run_in_subprocess(args: argparse.Namespace, loop: str) -> dict[str, Any] | N
         str(args.speed),
         "--loop",
         loop,
+        "--sim",
+        sim or args.sim,
         "--json",
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -290,6 +294,28 @@ def report(r: dict[str, Any]) -> None:
     )
 
 
+def compare_sims(args: argparse.Namespace) -> int:
+    """The simulator on its own thread and on the run's loop, fresh processes, ratios last."""
+    loop = "asyncio" if args.loop == "both" else args.loop
+    found: dict[str, dict[str, Any]] = {}
+    for sim in ("loop", "thread"):
+        r = run_in_subprocess(args, loop, sim)
+        if r is None:
+            return 1
+        print(f"  --sim {sim}:")
+        report(r)
+        found[sim] = r
+    t, lp = found["thread"], found["loop"]
+    print(
+        f"ratio thread/loop: on-CPU lag p99 {t['busy_lag_p99_ms'] / lp['busy_lag_p99_ms']:.2f}x, "
+        f"lag p99 {t['lag_p99_ms'] / lp['lag_p99_ms']:.2f}x, "
+        f"CPU per episode {t['cpu_ms_per_episode'] / lp['cpu_ms_per_episode']:.2f}x, "
+        f"episodes/s {t['episodes_per_s'] / lp['episodes_per_s']:.2f}x"
+    )
+    print(f"ratio on-CPU lag p99 / target (thread): {t['busy_lag_p99_ms'] / LAG_TARGET_MS:.2f}x")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--episodes", type=int, default=10_000)
@@ -299,7 +325,7 @@ def main() -> int:
     ap.add_argument("--loop", choices=["auto", "asyncio", "uvloop", "both"], default="auto")
     ap.add_argument(
         "--sim",
-        choices=["thread", "loop"],
+        choices=["thread", "loop", "both"],
         default="thread",
         help="the simulator on a loop of its own in a thread (SimConfig.thread), or on the run's",
     )
@@ -315,6 +341,8 @@ def main() -> int:
         f"scale: {args.episodes:,} concurrent PRAF episodes on the math environment, "
         f"in-process simulator at speed {args.speed:g}, one event loop"
     )
+    if args.sim == "both":
+        return compare_sims(args)
     if args.loop != "both":
         result = run_in_process(args, args.loop)
         if args.json:
