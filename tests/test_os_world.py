@@ -155,3 +155,23 @@ async def test_the_world_is_a_fresh_system_for_agent_and_check() -> None:
         assert await passes(box, "getent services agentd >/dev/null")
         await box.run("echo 'hosts: /x files' > /etc/nsswitch.conf")
         assert await passes(box, "grep -qx 'hosts: files' /etc/nsswitch.conf")
+
+
+async def test_a_host_entry_added_twice_still_resolves_on_the_fresh_system() -> None:
+    """The fresh system's /etc/host.conf says ``multi on``, so getent prints an address once
+    per matching line of /etc/hosts; the host_entry template's check must still pass an agent
+    that appended the right line twice (before: 18 of 480 episodes of a 30-task os run turned
+    from pass to fail, all such double appends) and fail a wrong address beside the right one."""
+    from environments.os.generator import CATEGORIES
+
+    template = next(t for _, ts in CATEGORIES for t in ts if t.name == "host_entry")
+    values = {"host": "maple.internal", "ip": "10.94.65.149", "i": 0}
+    check, cmd = template.check.format(**values), template.cmd.format(**values)
+    async with Sandbox(LIMITS) as box:
+        assert "multi on" in (await box.run("cat /etc/host.conf")).output
+        assert not await passes(box, check)  # the agent that did nothing
+        await box.run(cmd)
+        await box.run(cmd)
+        assert await passes(box, check)
+        await box.run("echo '10.0.0.9 maple.internal' >> /etc/hosts")
+        assert not await passes(box, check)
