@@ -464,7 +464,10 @@ def _fake_install(project: Path, site: Path) -> None:
 def _argv(cmd: Command, rule: Rule, env: Env) -> list[str]:
     env.runs += 1  # a fresh run directory for every command ("{run}")
     fresh = str(env.tmp / f"run{env.runs}")
-    argv = shlex.split(env.substitute(cmd.text)) + [a.format(run=fresh) for a in rule.extra]
+    extra = [a.format(run=fresh) for a in rule.extra]
+    if "--dataset" in cmd.text and "--tasks" in extra:  # a task file's count is --limit
+        extra[extra.index("--tasks")] = "--limit"
+    argv = shlex.split(env.substitute(cmd.text)) + extra
     if argv[0] in ("python", "python3"):
         argv[0] = PY
     return argv

@@ -36,17 +36,14 @@ def parser() -> OneLineParser:
 
 
 def run_pilot(tasks: int, flags: list[str], run_dir: Path) -> None:
-    """``python -m agentbus.run FLAGS --tasks N`` into ``run_dir`` (its errors are ours)."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "agentbus.run",
-        *flags,
-        "--tasks",
-        str(tasks),
-        "--limit",
-        str(tasks),
-    ]
+    """``python -m agentbus.run FLAGS --tasks N`` into ``run_dir`` (its errors are ours).
+
+    A task file's run takes ``--limit`` alone: ``--tasks`` beside ``--dataset`` is
+    refused as having no effect (app/flag_scope.py).
+    """
+    from_file = any(f == "--dataset" or f.startswith("--dataset=") for f in flags)
+    count = [] if from_file else ["--tasks", str(tasks)]
+    cmd = [sys.executable, "-m", "agentbus.run", *flags, *count, "--limit", str(tasks)]
     cmd += ["--run-dir", str(run_dir), "--progress", "off", "--no-plots"]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
