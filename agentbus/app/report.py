@@ -23,6 +23,7 @@ import orjson
 from rich.console import Console
 
 from agentbus.answers import answer_markdown, answer_summary
+from agentbus.core.events import RUN_FINISHED, RUN_STARTED
 from agentbus.errors import UserError
 from agentbus.inputs import json_object
 from agentbus.pipes import pipe_safe
@@ -136,9 +137,9 @@ def run_ending(log: Path) -> str | None:
             except orjson.JSONDecodeError:
                 continue
             kind = event.get("type") if isinstance(event, dict) else None
-            if kind == "run.started":
+            if kind == RUN_STARTED:
                 started, finished, stopped = True, False, None
-            elif kind == "run.finished":
+            elif kind == RUN_FINISHED:
                 finished = True
                 stopped = str(event["stopped"]) if event.get("stopped") else None
     if stopped is not None:
