@@ -167,11 +167,15 @@ def server_counters(url: str) -> dict[str, Any]:
 async def measure_workload(tasks: int, tmp: Path) -> Workload:
     """The workload of ``tasks`` tasks; CPU per episode from the difference of two runs.
 
-    The first run (``tasks`` tasks) pays the imports and set-up; a second one
-    of ``3 x tasks`` tasks pays the same set-up again, so the difference is
-    the CPU of the extra episodes alone.
+    A warm-up run pays the one-off costs (lazy imports, the client's first
+    connections); then a run of ``tasks`` tasks and one of ``3 x tasks`` pay the
+    same per-run set-up, so their difference is the CPU of the extra episodes
+    alone. Without the warm-up the one-off costs fell on the first measured run
+    and the difference came out negative at one task.
     """
     spec = ServerSpec(3 * tasks, speed=0, max_num_seqs=MAX_NUM_SEQS, extra=PROFILE)
+    with SimServer(spec) as warm:  # a server of its own: the measured one's prefix cache is cold
+        await run_real(tmp / "warmup", warm.url, tasks)
     with SimServer(spec) as sim:
         real = await run_real(tmp / "workload", sim.url, tasks)
         counters = server_counters(sim.url)
