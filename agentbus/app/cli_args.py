@@ -140,7 +140,8 @@ def parser() -> OneLineParser:
     a("--inspect-log", type=Path, metavar="DIR", help="each coalition's samples as an .eval log")
     a(
         "--scorer",
-        help="how your agent's answer is scored: exact, contains, numeric, regex or MODULE:FUNC",
+        help="how your agent's answer is scored: final (default), exact, contains, numeric, regex, "
+        "result or MODULE:FUNC",
     )
     a("--unmapped", metavar="MODEL", help="model for modules of your agent that are no slot")
     a("--agent-timeout", type=float, dest="agent_timeout_s", help="seconds per agent run")
