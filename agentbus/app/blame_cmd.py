@@ -48,6 +48,7 @@ from agentbus.app.blame_report import detail_lines, save, summarise, table_lines
 from agentbus.app.cli_args import OneLineParser
 from agentbus.app.external import replay_config
 from agentbus.app.run import exit_status
+from agentbus.coalitions import coalition_label
 from agentbus.core.record import EpisodeRecord
 from agentbus.errors import InfraError, UserError
 from agentbus.logs import configure
@@ -204,7 +205,7 @@ async def blame(options: BlameOptions, out: Any = None) -> dict[str, Any]:
     what = "successes" if options.outcome == "success" else "failures"
     print(
         f"blaming {len(chosen)} {what} of coalition "
-        f"{'+'.join(options.coalition) or '(all default)'}, repaired by {repair}"
+        f"{coalition_label('+'.join(options.coalition))}, repaired by {repair}"
         + (f"; {len(chosen) - len(todo)} already in {LOG}" if len(todo) < len(chosen) else ""),
         file=out,
         flush=True,

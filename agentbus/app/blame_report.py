@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from agentbus.app.blame_truth import score, truth_lines
+from agentbus.coalitions import coalition_label
 from agentbus.inputs import json_object
 from agentbus.runs.run_files import atomic_write
 from attribution.rates import rate_interval
@@ -158,7 +159,7 @@ def detail_lines(summary: Mapping[str, Any]) -> list[str]:
     """One block per blamed episode: task, coalition, verdict, flip rates, what was said."""
     lines: list[str] = []
     for v in summary.get("verdicts", ()):
-        who = "+".join(v.get("coalition") or ()) or "all default"
+        who = coalition_label("+".join(v.get("coalition") or ()))
         head = f"{v['episode_id']}  task {v.get('task_id')}  coalition {who}: "
         if v.get("status") == "decisive":
             rates = ""

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from agentbus.coalitions import coalition_label
 from agentbus.errors import UserError
 from agentbus.logs import configure
 from agentbus.pipes import pipe_safe
@@ -80,10 +81,6 @@ def true_values(table: TruthTable, slots: Sequence[str] | None = None) -> dict[s
     return out
 
 
-def _label(key: str) -> str:
-    return key or "(all default)"
-
-
 def render_table(table: TruthTable, slots: Sequence[str] | None = None) -> str:
     """The true table as text: v(S) per coalition, then phi per slot."""
     truth = true_values(table, slots)
@@ -107,7 +104,7 @@ def render_table(table: TruthTable, slots: Sequence[str] | None = None) -> str:
     ]
     canon = tuple(s for s in table.slots if s in set(order))
     for key, value in table.restrict(canon).items():
-        lines.append(f"{_label(key):<40} {value.mean:7.3f} {value.se:7.4f}")
+        lines.append(f"{coalition_label(key):<40} {value.mean:7.3f} {value.se:7.4f}")
     lines += ["", f"{'slot':<12} {'Shapley':>8} {'se':>7} {'Banzhaf':>8} {'se':>7}"]
     for i, slot in enumerate(order):
         lines.append(
@@ -192,7 +189,8 @@ def drift_lines(
     lines = [f"  {'coalition':<40} {'n':>4} {'run':>7} {'truth':>7} {'sd':>7} {'z':>6}"]
     for r in result.rows:
         lines.append(
-            f"  {_label(r.key):<40} {r.n:>4} {r.mean:7.3f} {r.truth:7.3f} {r.sd:7.4f} {r.z:+6.2f}"
+            f"  {coalition_label(r.key):<40} {r.n:>4} {r.mean:7.3f} {r.truth:7.3f} "
+            f"{r.sd:7.4f} {r.z:+6.2f}"
         )
     if not result.rows:
         return [*lines, "  joint test: no coalition of the run has a mean"], False

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agentbus.coalitions import coalition_label
 from agentbus.core.record import EpisodeRecord
 from agentbus.errors import UserError
 from agentbus.llm.prices import PriceTable
@@ -107,7 +108,7 @@ def render_table(table: CostTable) -> str:
     for key in table.values["usd"]:
         row = [table.values[q][key] for q in QUANTITIES]
         lines.append(
-            f"{key or '(all default)':<40} {row[0].mean:10.1f} {row[0].se:7.1f} "
+            f"{coalition_label(key):<40} {row[0].mean:10.1f} {row[0].se:7.1f} "
             f"{row[1].mean:10.1f} {row[1].se:6.1f} {row[2].mean:10.6f} {row[2].se:9.6f}"
         )
     lines += ["", f"{'Shapley':<12} " + " ".join(f"{q:>20} {'se':>9}" for q in QUANTITIES)]
