@@ -3,7 +3,7 @@
 The core (this package) knows nothing about concrete modules, environments or
 attribution; plugins come in through :mod:`agentbus.core.registry`. Everything a
 plugin author needs is importable from here, so plugins never reach into
-internal modules (``tests/test_layering.py`` holds the built-in ones to that):
+internal modules (``tests/docs/test_layering.py`` holds the built-in ones to that):
 
 - a module (an actor filling a slot): :class:`Actor`, :func:`on`, the messages,
   :class:`LLM`, :class:`ChatMessage`, :class:`SamplingParams`, :class:`ToolCall`

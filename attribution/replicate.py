@@ -129,7 +129,7 @@ def batch_intervals(
     A run of n pool tasks is a complete block design, where the exact game's
     paired interval is the interval over the tasks' own Shapley values
     (:func:`attribution.variance.per_task_bounds`); one array operation
-    replaces a game per replication (tests/test_interval_coverage.py checks
+    replaces a game per replication (tests/attribution/test_interval_coverage.py checks
     that both give the same bounds).
     """
     rows = draw_rows(pool, np.random.default_rng(seed), n, reps)

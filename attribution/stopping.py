@@ -22,8 +22,9 @@ data: naming a wrong top means the true top's interval against the named
 slot missed (one of the n - 1 pairs that contain the true top), and a
 wrong order inverts at least one pair that is adjacent in the true order
 (n - 1 pairs again). Those pairs are fixed by the truth, not by the data,
-so with probability 95% all of them cover and neither rule errs. ``tests/test_stop_rules.py``
-replays runs from real simulator outcomes and checks the error rate.
+so with probability 95% all of them cover and neither rule errs.
+``tests/attribution/test_stop_rules.py`` replays runs from real simulator outcomes and checks
+the error rate.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def running_estimates(
     What an adaptive run sees task by task (the interval over tasks of
     :mod:`attribution.estimators`, with its skewness and no-spread
     corrections, from running sums), for replaying stopping rules on stored
-    per-task outcomes of rewards (tests/test_stop_rules.py,
+    per-task outcomes of rewards (tests/attribution/test_stop_rules.py,
     benchmarks/many_slots.py).
     """
     t_all = phi_t.shape[0]

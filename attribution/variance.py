@@ -13,7 +13,7 @@ independent form below 20 shared tasks; that form ignores the task effects,
 so it was too narrow for the slot whose contribution varies most between
 tasks (planning on navigation covered about 0.88 at 10-19 tasks) and 1.4-2.9x
 too wide for the others. The replication tests
-(``tests/test_interval_coverage.py``, ``benchmarks/interval_coverage.py``)
+(``tests/attribution/test_interval_coverage.py``, ``benchmarks/interval_coverage.py``)
 measure the paired form at 5, 10, 15 and 30 tasks, per slot and per
 environment; docs/design-notes.md has the figures.
 
@@ -149,7 +149,7 @@ def per_task_bounds(
     """(low, high) of :func:`per_task_interval`'s intervals, batched: phi_t is (..., tasks, k).
 
     Many replications at once (the coverage tests); the same numbers as
-    building each run's game (tests/test_interval_coverage.py checks that),
+    building each run's game (tests/attribution/test_interval_coverage.py checks that),
     clipped like them into [-1, 1] for rewards (the range a Shapley value of
     a reward in [0, 1] can take; clipping never loses the truth). ``clip``
     False gives the unclipped bounds (to measure what clipping changes).

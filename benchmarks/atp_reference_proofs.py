@@ -7,7 +7,7 @@ CapaBench stores them) or one Coq sentence per line. The answer goes
 through the action parser (the environment's declared format: ``proof``),
 the sandboxed coqc and the trusted check, exactly as in a run. Printed: per
 form, how many were solved, and each one that was not with the check's
-message. ``tests/test_atp_coq.py`` runs 20 of them in the suite.
+message. ``tests/environments/atp/test_atp_coq.py`` runs 20 of them in the suite.
 
     python benchmarks/atp_reference_proofs.py            # about 2-4 minutes of Coq
     python benchmarks/atp_reference_proofs.py --limit 10

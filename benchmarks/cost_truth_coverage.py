@@ -6,7 +6,7 @@ by task, no range) had nothing to be checked against. The cost truth
 prompt and completion tokens per episode and their list-price cost with no
 prompt-cache discount. This script plays fresh task blocks, each exactly the
 task set of a run ``python -m agentbus.run --tasks 30 --seed S`` (the
-reference computation's own in-process path; tests/test_cost_truth_math.py
+reference computation's own in-process path; tests/attribution/test_cost_truth_math.py
 checks that a real run's tokens equal it episode by episode), on seeds apart
 from the table's (2,000,000 on) and from the reward runs' (600,000-1,000,000
 on). For each block and each run size T (the block's first T tasks, as a run

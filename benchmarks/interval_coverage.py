@@ -6,7 +6,7 @@ benchmarks/per_task_outcomes.py; see attribution/replicate.py). A run of n
 pool tasks is a complete block design, where the exact game's paired
 interval is the interval over the tasks' own Shapley values, so every
 method here is computed for all replications at once from those values
-(tests/test_interval_coverage.py checks that the method runs use gives the
+(tests/attribution/test_interval_coverage.py checks that the method runs use gives the
 bounds a game gives). The truth is the pool's own Shapley value (the exact
 truth of the world the draws come from); for reward the last column is the
 pooled coverage of the stored truth table's values.

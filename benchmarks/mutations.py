@@ -31,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 TESTS = [
-    "tests/test_interval_coverage.py",
-    "tests/test_attribution_coverage.py",
-    "tests/test_live_coverage.py",
+    "tests/attribution/test_interval_coverage.py",
+    "tests/attribution/test_attribution_coverage.py",
+    "tests/attribution/test_live_coverage.py",
 ]
 
 _SCALE = """

@@ -1,6 +1,6 @@
 """Real per-task outcomes of the simulator, stored for the interval coverage tests.
 
-The coverage tests (tests/test_interval_coverage.py) need thousands of
+The coverage tests (tests/attribution/test_interval_coverage.py) need thousands of
 replications at 5-30 tasks; running the pipeline that often is too slow for
 CI. This script plays what the reference computation of the truth tables
 plays (agentbus.sim.truth.reference: every coalition of the praf agent on

@@ -1,7 +1,7 @@
 """Per-slot coverage of real command-line runs of 5, 10 and 15 tasks against the truth tables.
 
 Why. The coverage figures in docs/statistics.md at small sizes came from
-resampling stored per-task outcomes (tests/test_interval_coverage.py): a
+resampling stored per-task outcomes (tests/attribution/test_interval_coverage.py): a
 replication draws tasks at random from a pool, which no real run does. A
 real run takes the generator's first T tasks of its seed, so what it
 measures depends on whether that prefix is a fair sample of the population

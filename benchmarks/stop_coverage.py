@@ -16,7 +16,7 @@ What a run shows (attribution.results.lead_with_stop_interval): at an
 stop the fixed-sample one; the last column is the interval shown.
 
     python benchmarks/stop_coverage.py            # 2,000 runs per cell: about 2-4 min
-    python benchmarks/stop_coverage.py --runs 300 # the size tests/test_stop_coverage.py uses
+    python benchmarks/stop_coverage.py --runs 300 # quicker; tests/attribution/test_stop_interval.py
     python benchmarks/stop_coverage.py --sizes     # both intervals of plain runs, 2-30 tasks
 
 ``--sizes`` checks the two intervals a plain (not adaptive) run reports, at

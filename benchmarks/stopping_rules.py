@@ -1,6 +1,6 @@
 """Coverage of adaptive stopping rules, on real per-task outcomes of the simulator.
 
-The end-to-end test (tests/test_truth_coverage.py) runs the whole pipeline
+The end-to-end test (tests/attribution/test_truth_coverage.py) runs the whole pipeline
 80 times with adaptive stopping: enough to check that each run shows the
 estimator's interval and stops by the rule, far too few to tell 0.94 from
 0.96 (one set of 100 task blocks has a coverage spread of about 0.015 by

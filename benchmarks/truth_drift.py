@@ -1,6 +1,6 @@
 """Every environment against its truth table: the drift check, at full size and for atp.
 
-The suite's ``tests/test_truth_drift.py`` runs one 30-task block with two
+The suite's ``tests/environments/test_truth_drift.py`` runs one 30-task block with two
 coalitions (all default, and the strong action module) for every
 environment with a table except atp, whose episodes cost about 1.6 s of Coq
 CPU each (a 30-task check of one coalition measured 48 s). This script runs

@@ -3,7 +3,7 @@
 ``agentbus COMMAND ARGS...`` runs the same ``main`` as ``python -m
 agentbus.COMMAND ARGS...`` (the two-line entry files at the package root,
 kept so those commands keep working): one table, :data:`COMMANDS`, says
-where each command's ``main`` lives, and ``tests/test_cli_commands.py``
+where each command's ``main`` lives, and ``tests/app/test_cli_commands.py``
 checks that every entry file has its row. A command is imported only when
 it is called, so ``agentbus --help`` stays fast.
 """

@@ -8,7 +8,7 @@ the gateway's own upstream calls need it too: the OpenAI and Anthropic SDKs
 run ``get_platform`` there on a client's first request, and aiohttp resolves
 host names there. With every thread held by an agent waiting for the gateway,
 the gateway waited for a thread: 8 of 16 episodes timed out, and all 16 in
-our reproduction (tests/test_sync_agents.py). :func:`roomy_default_executor`
+our reproduction (tests/core/test_sync_agents.py). :func:`roomy_default_executor`
 gives the loop a default pool with a thread for every episode the run may
 hold in flight plus :data:`HEADROOM` for agentbus's own blocking calls;
 threads are only started when used.

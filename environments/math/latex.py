@@ -117,7 +117,7 @@ def _group(s: str, i: int) -> tuple[str, int]:
 
 def _command(s: str, i: int) -> re.Match[str]:
     """The ``\\command`` starting at ``s[i]``; a backslash at the end or before a
-    newline starts none, and model text has both (found by tests/test_fuzz_parsers.py)."""
+    newline starts none, and model text has both (found by tests/modules/test_fuzz_parsers.py)."""
     m = _COMMAND.match(s, i)
     if m is None:
         raise LatexError(f"a backslash at character {i + 1} starts no LaTeX command")
