@@ -25,7 +25,8 @@ on its event loop (event-loop lag) and an RSS sampler. It reports:
   limits) and at the episode layer (episodes that failed and were retried:
   never counted, tallied by kind);
 * RSS after warm-up (the median of the samples from 20% to 30% of the run)
-  against the median of the last 10%: growth must stay below 5%;
+  and at half time (45% to 55%) against the median of the last 10%: the
+  growth over the second half must stay below 2% (flat once warm);
 * event-loop lag of a 50 ms heartbeat: p50, p99, max.
 
 Phase 2, kill -9 and resume: a smaller run of the same plan (its first
@@ -194,7 +195,7 @@ def child(config_path: Path, metrics_path: Path) -> None:
     from agentbus.app.config import build_config
     from agentbus.app.evaluate import evaluate
     from agentbus.app.run import uvloop_available
-    from agentbus.logs import configure
+    from agentbus.core.logs import configure
 
     configure("error")
     config = build_config(orjson.loads(config_path.read_bytes()))
@@ -321,16 +322,22 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def memory(samples: list[tuple[float, int]], t0: float, wall: float) -> dict[str, float]:
-    """RSS after warm-up (20-30% of the run) vs at the end (last 10%)."""
+    """RSS after warm-up (20-30% of the run) and at half time (45-55%) vs the end (last 10%)."""
     rel = [((t - t0) / wall, r) for t, r in samples]
-    warm = [r for f, r in rel if 0.2 <= f <= 0.3] or [rel[0][1]]
-    end = [r for f, r in rel if f >= 0.9] or [rel[-1][1]]
-    warm_mb, end_mb = statistics.median(warm) / 2**20, statistics.median(end) / 2**20
+
+    def median_mb(lo: float, hi: float, fallback: int) -> float:
+        return statistics.median([r for f, r in rel if lo <= f <= hi] or [fallback]) / 2**20
+
+    warm_mb = median_mb(0.2, 0.3, rel[0][1])
+    half_mb = median_mb(0.45, 0.55, rel[len(rel) // 2][1])
+    end_mb = median_mb(0.9, 1.0, rel[-1][1])
     return {
         "rss_warm_mb": warm_mb,
+        "rss_half_mb": half_mb,
         "rss_end_mb": end_mb,
         "rss_peak_mb": max(r for _, r in samples) / 2**20,
         "growth": end_mb / warm_mb - 1,
+        "second_half": end_mb / half_mb - 1,
     }
 
 
@@ -436,8 +443,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{m['given_up']}"
     )
     print(
-        f"memory: RSS {mem['rss_warm_mb']:.0f} MB after warm-up, {mem['rss_end_mb']:.0f} MB "
-        f"at the end (peak {mem['rss_peak_mb']:.0f} MB): growth {mem['growth'] * 100:+.1f}%"
+        f"memory: RSS {mem['rss_warm_mb']:.0f} MB after warm-up, {mem['rss_half_mb']:.0f} MB at "
+        f"half time, {mem['rss_end_mb']:.0f} MB at the end (peak {mem['rss_peak_mb']:.0f} MB): "
+        f"{mem['growth'] * 100:+.1f}% from warm-up, {mem['second_half'] * 100:+.1f}% over the "
+        "second half (target < 2%)"
     )
     print(
         f"event-loop lag ({HEARTBEAT_S * 1000:.0f} ms heartbeat, {len(lags_ms)} beats): "
@@ -450,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{killed['counted']} counted, {killed['lost']} lost, {killed['double']} double, "
         f"{mismatched} outcomes differ from the soak's"
     )
-    flat = mem["growth"] < 0.05
+    flat = mem["second_half"] < 0.02
     ok = (
         soak["lost"] == 0
         and soak["double"] == 0
@@ -462,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"SOAK lost {soak['lost']} double {soak['double']} | memory "
-        f"{'flat' if flat else 'GROWS'} ({mem['growth'] * 100:+.1f}%) | lag p99 "
+        f"{'flat' if flat else 'GROWS'} ({mem['second_half'] * 100:+.1f}% second half) | lag p99 "
         f"{percentile(lags_ms, 0.99):.1f} ms | kill -9 + resume: lost {killed['lost']} "
         f"double {killed['double']} differ {mismatched}"
     )

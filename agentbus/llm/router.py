@@ -16,7 +16,7 @@ it, per model:
   a row sits out ``replica_cooldown_s`` while the others serve;
 * retries of transient failures with full-jitter backoff honouring
   Retry-After, each attempt on the best replica at that moment, then one
-  :class:`~agentbus.errors.InfraError` naming the endpoint;
+  :class:`~agentbus.core.errors.InfraError` naming the endpoint;
 * the shared completion cache with in-flight coalescing, where the cache
   policy allows (``auto``: deterministic sampling only).
 """
@@ -32,7 +32,7 @@ import anyio.abc
 import structlog
 
 from agentbus.core import registry
-from agentbus.errors import ContextOverflow, UserError
+from agentbus.core.errors import ContextOverflow, UserError
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.cache import CompletionCache, cache_key
 from agentbus.llm.config import EndpointLimits, LLMConfig
@@ -86,8 +86,32 @@ class RoutedLLM:
         if self._cap is not None:
             defaults = defaults.model_copy(update={"max_tokens": self._cap})
         self._defaults = defaults
+        #: merged params by the caller's set fields and values (see :meth:`_params`)
+        self._merged: dict[tuple[tuple[str, Any], ...], SamplingParams] = {}
         self.spec = client.spec
         self.stats = client.stats
+
+    def _params(self, params: SamplingParams) -> SamplingParams:
+        """:func:`with_defaults` for ``params``, remembered by the values the caller set.
+
+        A module asks with the same few settings every call (PRAF's
+        ``SamplingParams(stop=...)``); merging them anew cost a pydantic copy
+        per call. Params are frozen, so the merged object is shared; settings
+        that cannot be a key (tools, ``extra``: dicts) are merged every time.
+        """
+        fields = params.model_fields_set
+        if not fields:
+            return self._defaults
+        key = tuple(sorted((f, getattr(params, f)) for f in fields))
+        try:
+            found = self._merged.get(key)
+        except TypeError:  # an unhashable value
+            return with_defaults(self._defaults, params, self._cap)
+        if found is None:
+            if len(self._merged) >= 256:
+                self._merged.clear()
+            found = self._merged[key] = with_defaults(self._defaults, params, self._cap)
+        return found
 
     def _cacheable(self, params: SamplingParams) -> bool:
         if self._policy == "off":
@@ -97,7 +121,7 @@ class RoutedLLM:
     async def complete(
         self, messages: Sequence[ChatMessage], params: SamplingParams | None = None
     ) -> Completion:
-        p = self._defaults if params is None else with_defaults(self._defaults, params, self._cap)
+        p = self._defaults if params is None else self._params(params)
         self.stats.requested += 1
         if not self._cacheable(p):
             answer = await self._client.complete(messages, p)
