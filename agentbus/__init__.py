@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING  # noqa: E402
 
 import structlog as _structlog  # noqa: E402
 
-from agentbus import logs as _logs  # noqa: E402
+from agentbus.core import logs as _logs  # noqa: E402
 from agentbus.core import registry  # noqa: E402
 
 if TYPE_CHECKING:
@@ -46,7 +46,9 @@ if TYPE_CHECKING:
         TaskSource,
     )
     from agentbus.core.episode import Episode, EpisodeSpec
+    from agentbus.core.errors import InfraError, UserError
     from agentbus.core.events import Event, EventHub
+    from agentbus.core.inputs import json_loads, read_bounded, read_text
     from agentbus.core.messages import (
         ActionFormat,
         ActionProposed,
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
         Thought,
     )
     from agentbus.core.outcome import Outcome
+    from agentbus.core.variants import OFF
     from agentbus.envkit.expert import (
         STEP_ROLES,
         CheckedExpert,
@@ -74,9 +77,7 @@ if TYPE_CHECKING:
     from agentbus.envkit.prompt import GUIDE_KEYS, action_fence, env_guide, prompt_sections
     from agentbus.envkit.rounds import RoundsExpert, RoundSituation, Writer, role_answers
     from agentbus.envkit.tasks import TaskIndex, generated_count
-    from agentbus.errors import InfraError, UserError
     from agentbus.executors.runtime import Runtime
-    from agentbus.inputs import json_loads, read_bounded, read_text
     from agentbus.llm.backends.base import Backend, BackendContext
     from agentbus.llm.config import EndpointLimits
     from agentbus.llm.queueing import waiting_for_slot
@@ -94,7 +95,6 @@ if TYPE_CHECKING:
         skill_role,
         task_spread,
     )
-    from agentbus.variants import OFF
 
 #: where each public name lives. They are imported on first use (PEP 562), so a
 #: process that needs one of them (a math worker needs UserError) does not pay
@@ -134,13 +134,13 @@ _EXPORTS: dict[str, str] = {
     "generated_count": "agentbus.envkit.tasks",
     "Episode": "agentbus.core.episode",
     "EpisodeSpec": "agentbus.core.episode",
-    "InfraError": "agentbus.errors",
-    "UserError": "agentbus.errors",
+    "InfraError": "agentbus.core.errors",
+    "UserError": "agentbus.core.errors",
     "Event": "agentbus.core.events",
     "EventHub": "agentbus.core.events",
-    "json_loads": "agentbus.inputs",
-    "read_bounded": "agentbus.inputs",
-    "read_text": "agentbus.inputs",
+    "json_loads": "agentbus.core.inputs",
+    "read_bounded": "agentbus.core.inputs",
+    "read_text": "agentbus.core.inputs",
     "Backend": "agentbus.llm.backends.base",
     "BackendContext": "agentbus.llm.backends.base",
     "EndpointLimits": "agentbus.llm.config",
@@ -174,7 +174,8 @@ _EXPORTS: dict[str, str] = {
     "Verdict": "agentbus.sim.expert",
     "skill_role": "agentbus.sim.expert",
     "task_spread": "agentbus.sim.expert",
-    "OFF": "agentbus.variants",
+    "OFF": "agentbus.core.variants",
+    "load": "agentbus.runs.frames",
 }
 
 # A program that embeds agentbus without setting up logging would otherwise get
@@ -187,10 +188,6 @@ if not _structlog.is_configured():
 
 def __getattr__(name: str) -> object:
     """A public name, imported on first use (``agentbus.load`` too, so pandas only when asked)."""
-    if name == "load":
-        from agentbus.export import load
-
-        return load
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'agentbus' has no attribute {name!r}")
@@ -200,7 +197,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS, "load"])
+    return sorted([*globals(), *_EXPORTS])
 
 
 __all__ = [

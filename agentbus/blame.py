@@ -6,7 +6,5 @@ Kept at the top level so the command stays short; the kernel never imports this.
 
 from agentbus.app.blame_cmd import main
 
-__all__ = ["main"]
-
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -8,7 +8,5 @@ kernel never imports it.
 
 from agentbus.app.discover import main
 
-__all__ = ["main"]
-
 if __name__ == "__main__":
     raise SystemExit(main())

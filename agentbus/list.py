@@ -6,7 +6,5 @@ The command lives in :mod:`agentbus.app.listing`; kept at the top level, like
 
 from agentbus.app.listing import main
 
-__all__ = ["main"]
-
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -6,7 +6,5 @@ the application layer lives in its own wing; the kernel never imports this.
 
 from agentbus.app.run import main
 
-__all__ = ["main"]
-
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -6,7 +6,5 @@ like ``agentbus.run``, so the command stays short. The kernel never imports it.
 
 from agentbus.app.sandbox_cmd import main
 
-__all__ = ["main"]
-
 if __name__ == "__main__":
     raise SystemExit(main())

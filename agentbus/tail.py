@@ -6,7 +6,5 @@ kernel never imports this.
 
 from agentbus.runs.tail import main
 
-__all__ = ["main"]
-
 if __name__ == "__main__":
     raise SystemExit(main())

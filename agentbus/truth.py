@@ -7,7 +7,5 @@ kernel never imports this.
 
 from agentbus.app.truth import main
 
-__all__ = ["main"]
-
 if __name__ == "__main__":
     raise SystemExit(main())

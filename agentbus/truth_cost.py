@@ -6,7 +6,5 @@ the kernel never imports this.
 
 from agentbus.app.truth_cost import main
 
-__all__ = ["main"]
-
 if __name__ == "__main__":
     raise SystemExit(main())

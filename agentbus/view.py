@@ -8,7 +8,5 @@ on their comparison. The kernel never imports this.
 
 from agentbus.runs.viewer import main
 
-__all__ = ["main"]
-
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentbus.core.errors import UserError
 from agentbus.core.events import EPISODE_ENDED
+from agentbus.core.inputs import json_object
 from agentbus.core.record import EpisodeRecord, RecordBook
-from agentbus.errors import UserError
-from agentbus.inputs import json_object
 from attribution.game import Game
 
 

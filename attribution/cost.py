@@ -27,7 +27,7 @@ from rich.console import Group
 from rich.text import Text
 from scipy import special
 
-from agentbus.coalitions import coalition_label
+from agentbus.core.coalitions import coalition_label
 from agentbus.core.record import EpisodeRecord
 from attribution.estimates import Estimates, NotEstimable
 from attribution.exact import banzhaf_values, shapley_values

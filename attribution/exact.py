@@ -25,7 +25,7 @@ from math import factorial
 
 import numpy as np
 
-from agentbus.coalitions import coalition_label
+from agentbus.core.coalitions import coalition_label
 from attribution.estimates import Estimates, NotEstimable
 from attribution.game import FloatArray, Game
 from attribution.variance import Method, linear_covariance

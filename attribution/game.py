@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from agentbus.coalitions import coalition_key as kernel_coalition_key
-from agentbus.errors import UserError
+from agentbus.core.coalitions import coalition_key as kernel_coalition_key
+from agentbus.core.errors import UserError
 
 MAX_SLOTS = 20
 
@@ -267,7 +267,7 @@ def smoothed_bernoulli_variance(sums: FloatArray, counts: FloatArray) -> FloatAr
 
 
 def coalition_key(slots: Sequence[str], coalition: Iterable[str]) -> str:
-    """Key for a coalition without building a game (:func:`agentbus.coalitions.coalition_key`).
+    """Key for a coalition without building a game (:func:`agentbus.core.coalitions.coalition_key`).
 
     Here a slot the agent does not have is the user's mistake: a one-line
     :class:`UserError` that lists the agent's slots.

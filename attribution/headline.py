@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentbus.labels import model_labels
+from agentbus.llm.labels import model_labels
 
 #: the words every surface uses when no slot is identified as the MVP
 NOT_IDENTIFIED = "MVP not identified"

@@ -16,7 +16,7 @@ from typing import Any
 
 import matplotlib
 
-from agentbus.coalitions import coalition_label
+from agentbus.core.coalitions import coalition_label
 
 matplotlib.use("Agg")
 

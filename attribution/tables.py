@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from agentbus.coalitions import coalition_label
+from agentbus.core.coalitions import coalition_label
 from agentbus.core.outcome import AGENT_FAILURES
 from attribution.headline import headline
 from attribution.stop_interval import ANYTIME

@@ -51,7 +51,7 @@ from rich.console import Console
 
 from agentbus.app.config import RunConfig
 from agentbus.app.evaluate import evaluate
-from agentbus.logs import configure
+from agentbus.core.logs import configure
 
 RPM, TPM = 500, 200_000
 

@@ -42,7 +42,7 @@ from agentbus.app.blame_inject import (  # noqa: E402
     weak_module_config,
 )
 from agentbus.app.blame_truth import score, truth_lines, wilson  # noqa: E402
-from agentbus.errors import UserError  # noqa: E402
+from agentbus.core.errors import UserError  # noqa: E402
 
 ENVS = ("math", "ticket", "navigation", "shopping", "tools", "robot", "git", "os", "atp")
 GATEWAY = [

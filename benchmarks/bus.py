@@ -27,9 +27,9 @@ import time
 import anyio
 
 from agentbus.core.actor import Actor, on
+from agentbus.core.demo import CountdownEnvironment, demo_tasks
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.core.messages import Feedback, Observation, Plan, Reflection, StopEpisode, Thought
-from agentbus.demo import CountdownEnvironment, demo_tasks
 
 
 def rss_kb() -> int:

@@ -60,6 +60,7 @@ import openai
 
 from agentbus.core.bus import Bus
 from agentbus.core.environment import Task
+from agentbus.core.logs import configure
 from agentbus.gateway import Gateway, Session
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import Isolation
@@ -68,7 +69,6 @@ from agentbus.gateway.sandbox import Sandbox
 from agentbus.gateway.workers import WorkerAgent
 from agentbus.llm.config import LLMConfig
 from agentbus.llm.router import LLMRouter
-from agentbus.logs import configure
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service
 

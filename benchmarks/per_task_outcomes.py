@@ -35,13 +35,13 @@ import numpy as np  # noqa: E402
 
 from agentbus import registry  # noqa: E402
 from agentbus.core.environment import EnvSetup  # noqa: E402
+from agentbus.core.logs import configure  # noqa: E402
 from agentbus.core.outcome import Outcome  # noqa: E402
 from agentbus.core.record import price_usage  # noqa: E402
 from agentbus.executors.runtime import Runtime  # noqa: E402
 from agentbus.llm.config import EndpointLimits, LLMConfig  # noqa: E402
 from agentbus.llm.prices import PriceTable  # noqa: E402
 from agentbus.llm.router import LLMRouter  # noqa: E402
-from agentbus.logs import configure  # noqa: E402
 from agentbus.sim.config import SimConfig  # noqa: E402
 from agentbus.sim.service import sim_service  # noqa: E402
 from agentbus.sim.truth.reference import CONCURRENCY, Setting, _specs, coalition_keys  # noqa: E402

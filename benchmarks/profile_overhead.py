@@ -36,7 +36,7 @@ from typing import Any
 
 import anyio
 
-from agentbus.logs import configure
+from agentbus.core.logs import configure
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORE_FILES = {

@@ -58,12 +58,12 @@ from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory
 from agentbus.core import registry
 from agentbus.core.environment import EnvSetup, Task, TaskSource
 from agentbus.core.episode import EpisodeSpec
+from agentbus.core.logs import configure
 from agentbus.core.outcome import Outcome
 from agentbus.core.record import EpisodeRecord
 from agentbus.executors.runtime import Runtime
 from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.router import LLMRouter
-from agentbus.logs import configure
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service
 

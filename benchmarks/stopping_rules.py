@@ -58,7 +58,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from agentbus.coalitions import coalition_key  # noqa: E402
+from agentbus.core.coalitions import coalition_key  # noqa: E402
 from agentbus.sim.truth.reference import Setting, Sums, coalition_keys, compute  # noqa: E402
 from agentbus.sim.truth.table import load  # noqa: E402
 from attribution.exact import exact_values, shapley_matrix  # noqa: E402

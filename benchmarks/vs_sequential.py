@@ -116,7 +116,7 @@ class SyncOpenAILLM:
 async def worker(index: int, url: str, tasks: int, seq_tasks: int, seed: int) -> dict[str, Any]:
     """One coalition's process: its episodes, one at a time."""
     from agentbus.app.evaluation import Agent, EvaluationPlan, SpecFactory
-    from agentbus.coalitions import coalition_key
+    from agentbus.core.coalitions import coalition_key
     from agentbus.core.episode import Episode
 
     setup = math_setup(tasks, seed)

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 
 from agentbus.app.evaluation import SpecFactory
 from agentbus.app.workqueue import Block
-from agentbus.coalitions import coalition_key
+from agentbus.core.coalitions import coalition_key
 from agentbus.core.environment import Task
 from agentbus.core.episode import EpisodeSpec
 from agentbus.core.record import EpisodeRecord

@@ -29,13 +29,13 @@ from agentbus.app import external
 from agentbus.app.config import RunConfig
 from agentbus.app.evaluation import SpecFactory
 from agentbus.app.preparation import load_environment, make_plan, sim_config
-from agentbus.calltrace import expand_prompts
+from agentbus.core.calltrace import expand_prompts
 from agentbus.core.environment import Task
+from agentbus.core.errors import UserError
 from agentbus.core.events import EPISODE_ENDED
+from agentbus.core.inputs import json_object
 from agentbus.core.outcome import Outcome
 from agentbus.core.record import EpisodeRecord
-from agentbus.errors import UserError
-from agentbus.inputs import json_object
 from agentbus.llm.cache import FILENAME, CompletionCache
 from agentbus.llm.router import LLMRouter
 from agentbus.replay.calls import Call, Intervention, NotReplayable, recorded_calls

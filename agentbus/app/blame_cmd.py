@@ -48,12 +48,12 @@ from agentbus.app.blame_report import detail_lines, save, summarise, table_lines
 from agentbus.app.cli_args import OneLineParser
 from agentbus.app.external import replay_config
 from agentbus.app.run import exit_status
-from agentbus.coalitions import coalition_label
+from agentbus.core.coalitions import coalition_label
+from agentbus.core.errors import InfraError, UserError
+from agentbus.core.logs import configure
 from agentbus.core.record import EpisodeRecord
-from agentbus.errors import InfraError, UserError
-from agentbus.logs import configure
-from agentbus.pipes import pipe_safe
 from agentbus.replay.search import ALPHA, PLACEBOS, REPAIRS
+from agentbus.runs.pipes import pipe_safe
 
 
 def parse(argv: Sequence[str] | None) -> BlameOptions:

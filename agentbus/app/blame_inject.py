@@ -29,9 +29,9 @@ from typing import Any
 
 from agentbus.app.blame import load_records
 from agentbus.app.run import main as run_main
-from agentbus.calltrace import expand_prompts
+from agentbus.core.calltrace import expand_prompts
+from agentbus.core.errors import UserError
 from agentbus.core.record import EpisodeRecord
-from agentbus.errors import UserError
 from agentbus.sim.mistakes import prompt_key
 from agentbus.sim.profiles import SKILL_ROLES
 

@@ -25,8 +25,8 @@ from typing import Any
 import orjson
 
 from agentbus.app.blame_truth import score, truth_lines
-from agentbus.coalitions import coalition_label
-from agentbus.inputs import json_object
+from agentbus.core.coalitions import coalition_label
+from agentbus.core.inputs import json_object
 from agentbus.runs.run_files import atomic_write
 from attribution.rates import rate_interval
 

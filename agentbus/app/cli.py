@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from agentbus.pipes import pipe_safe
+from agentbus.runs.pipes import pipe_safe
 
 #: command -> (module whose ``main`` runs it, what it does)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -25,14 +25,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "view": ("agentbus.runs.viewer", "open a finished run's dashboard"),
     "list": ("agentbus.app.listing", "list environments, modules, backends and experts"),
     "plan": ("agentbus.app.planning", "how many episodes and calls a run will take"),
-    "export": ("agentbus.export", "a run's episodes as a table (CSV, Parquet, JSON lines)"),
+    "export": ("agentbus.app.export", "a run's episodes as a table (CSV, Parquet, JSON lines)"),
     "truth": ("agentbus.app.truth", "the simulator's exact values, and a run checked against them"),
     "truth-cost": ("agentbus.app.truth_cost", "the simulator's exact token and dollar costs"),
     "blame": ("agentbus.app.blame_cmd", "which model call decided a failed episode (replay)"),
     "discover": ("agentbus.app.discover", "find the modules of your own agent through the gateway"),
     "sandbox": ("agentbus.app.sandbox_cmd", "what your agent can see in its sandbox"),
     "sim": ("agentbus.sim.serve", "serve the simulated models over HTTP"),
-    "serve-vllm": ("agentbus.serve_vllm", "size and launch vLLM servers for a run"),
+    "serve-vllm": ("agentbus.app.serve_vllm", "size and launch vLLM servers for a run"),
 }
 
 

@@ -22,10 +22,10 @@ from agentbus.app.config import RunConfig, build_config, load_toml, merge
 from agentbus.app.flag_scope import check_task_flags
 from agentbus.app.listing import environment_names
 from agentbus.app.presets import preset_fragment
-from agentbus.errors import UserError
-from agentbus.inputs import CONFIG_LIMIT_MB, MIB, check_file, read_bounded
-from agentbus.logs import scrub
-from agentbus.runnable import require_runnable
+from agentbus.core.errors import UserError
+from agentbus.core.inputs import CONFIG_LIMIT_MB, MIB, check_file, read_bounded
+from agentbus.core.logs import scrub
+from agentbus.core.runnable import require_runnable
 
 #: settings that only steer an adaptive run; without --adaptive they would do nothing
 ADAPTIVE_ONLY: tuple[tuple[str, str], ...] = (

@@ -21,12 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentbus.core import registry
 from agentbus.core.environment import DEFAULT_RUN_TASKS, TaskSource
-from agentbus.errors import UserError
-from agentbus.inputs import CONFIG_LIMIT_MB, MIB, deep_merge, read_text
+from agentbus.core.errors import UserError
+from agentbus.core.inputs import CONFIG_LIMIT_MB, MIB, deep_merge, read_text
+from agentbus.core.variants import Variant, parse_vary
+from agentbus.gateway.machine import machine_cpus
 from agentbus.llm.config import LLMConfig
-from agentbus.machine import machine_cpus
 from agentbus.sim.config import SimConfig
-from agentbus.variants import Variant, parse_vary
 
 ProgressMode = Literal["auto", "rich", "plain", "off"]
 

@@ -28,14 +28,14 @@ from agentbus.app.cli_args import OneLineParser
 from agentbus.app.config import RunConfig, build_config
 from agentbus.app.run import exit_status
 from agentbus.core.environment import check_count
-from agentbus.errors import InfraError, UserError
+from agentbus.core.errors import InfraError, UserError
+from agentbus.core.logs import configure
 from agentbus.gateway.runners import AgentFailed
 from agentbus.gateway.scorers import load_scorer, verdict
 from agentbus.gateway.server import Gateway
 from agentbus.gateway.session import ModuleStats, Session
 from agentbus.gateway.tasks import expected, payload
 from agentbus.llm.router import LLMRouter
-from agentbus.logs import configure
 from agentbus.sim.service import sim_service
 
 

@@ -19,9 +19,9 @@ from typing import Any
 import anyio
 from rich.console import Console
 
-from agentbus.answers import answer_line, answer_markdown, answer_summary
 from agentbus.app import external, inspect_run
 from agentbus.app.adaptive import AdaptiveScheduler
+from agentbus.app.answers import answer_line, answer_markdown, answer_summary
 from agentbus.app.breaker import Breaker
 from agentbus.app.config import RunConfig
 from agentbus.app.costs import cost_markdown, print_budget_stop
@@ -41,11 +41,11 @@ from agentbus.app.screened import evaluate_screened
 from agentbus.app.summary import adaptive_line, print_summary, reward_kind
 from agentbus.app.workqueue import WorkQueue
 from agentbus.core.episode import EpisodeSpec
+from agentbus.core.errors import UserError
 from agentbus.core.events import RUN_FINISHED, RUN_STARTED, EventHub
+from agentbus.core.interrupt import in_daemon_thread
 from agentbus.core.record import EpisodeRecord, agent_failures
-from agentbus.errors import UserError
 from agentbus.executors.runtime import Runtime
-from agentbus.interrupt import in_daemon_thread
 from agentbus.llm.router import LLMRouter
 from agentbus.runs.progress import Progress, run_console
 from agentbus.runs.server import LiveServer

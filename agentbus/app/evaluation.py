@@ -9,7 +9,7 @@ example, MMAU's planner-shift/solver-shift 2-slot game.
 
 A varied slot's two sides are the agent's module on the default model and on
 the test model, unless ``vary`` gives the slot its own pair of
-:class:`~agentbus.variants.Variant` (any module, any model, or ``off``: no
+:class:`~agentbus.core.variants.Variant` (any module, any model, or ``off``: no
 actor for the slot). Episode ids do not change with ``vary``: they still name
 the test column (the test model), the coalition, the task and the repeat, so
 a CapaBench run (no ``vary``) keeps the ids and metadata it always had.
@@ -25,14 +25,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentbus.coalitions import EMPTY_IN_EPISODE_ID, all_coalitions, coalition_key
 from agentbus.core import registry
 from agentbus.core.actor import Actor
+from agentbus.core.coalitions import EMPTY_IN_EPISODE_ID, all_coalitions, coalition_key
 from agentbus.core.environment import Environment, Task
 from agentbus.core.episode import ActorSpec, EpisodeSpec
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
+from agentbus.core.variants import OFF, Variant, label
 from agentbus.llm.types import LLM
-from agentbus.variants import OFF, Variant, label
 
 
 def episode_id(model: str, key: str, task_id: str, repeat: int) -> str:

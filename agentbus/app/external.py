@@ -23,8 +23,8 @@ from agentbus.app import inspect_run
 from agentbus.core import registry
 from agentbus.core.environment import EnvSetup
 from agentbus.core.episode import ActorSpec
+from agentbus.core.errors import UserError
 from agentbus.core.record import EpisodeRecord
-from agentbus.errors import UserError
 from agentbus.gateway import sandbox
 from agentbus.gateway.actors import DRIVER, AgentDriver, DriverConfig, EpisodeLink, GatewaySlot
 from agentbus.gateway.environment import ExternalEnvironment

@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from agentbus.app.config import RunConfig
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
+from agentbus.core.inputs import check_file
 from agentbus.gateway.tasks import ENV as EXTERNAL_ENV
-from agentbus.inputs import check_file
 
 #: environments whose tasks read ``--knowledge`` (with ``--dataset``)
 KNOWLEDGE_ENVS = ("math", "shopping")

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agentbus.core.environment import EnvSetup
+from agentbus.core.errors import UserError
 from agentbus.core.record import EpisodeRecord
-from agentbus.errors import UserError
 from agentbus.gateway import inspect_task
 from agentbus.gateway.environment import ExternalEnvironment
 from agentbus.gateway.tasks import ENV

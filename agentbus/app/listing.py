@@ -17,8 +17,8 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from agentbus.core import registry
-from agentbus.errors import UserError
-from agentbus.pipes import pipe_safe
+from agentbus.core.errors import UserError
+from agentbus.runs.pipes import pipe_safe
 
 #: command-line word -> registry group
 KINDS: dict[str, str] = {
@@ -31,7 +31,7 @@ KINDS: dict[str, str] = {
 }
 
 #: the kernel's LLM-free countdown fixture: registered for tests, not runnable
-_FIXTURES = ("agentbus.demo:",)
+_FIXTURES = ("agentbus.core.demo:",)
 
 
 def environment_names() -> list[str]:
@@ -70,7 +70,7 @@ def rows(kind: str) -> list[tuple[str, str, str]]:
             obj = registry.get(group, name)
             summary = _summary(obj, "slots" if group == "agents" else "sets")
             if group == "environments":
-                from agentbus.runnable import is_runnable
+                from agentbus.core.runnable import is_runnable
 
                 if not is_runnable(obj):
                     summary = "(not runnable: no task loader) " + summary

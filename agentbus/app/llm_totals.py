@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from agentbus.core.events import RUN_STARTED
-from agentbus.inputs import json_object
+from agentbus.core.inputs import json_object
 
 
 def run_llm_totals(log: Path) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 
 from agentbus.app.cli_args import OneLineParser
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from attribution.collect import collect_from_log
 from attribution.estimators import CHOICES, Estimator
 from attribution.power import format_plan, pilot_values, plan

@@ -41,7 +41,7 @@ import anyio
 from agentbus.app.config import RunConfig
 from agentbus.app.model_ids import OPENAI_STYLE, check_models, model_verdict
 from agentbus.core import registry
-from agentbus.errors import InfraError, UserError
+from agentbus.core.errors import InfraError, UserError
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.retry import redact_url
 from agentbus.llm.spec import ModelSpec, parse_spec

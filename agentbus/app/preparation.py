@@ -25,10 +25,10 @@ from agentbus.app.pareto import ParetoRun
 from agentbus.app.resume_scope import check_scope
 from agentbus.core import registry
 from agentbus.core.environment import EnvSetup, Task
+from agentbus.core.errors import UserError
 from agentbus.core.events import EventHub
 from agentbus.core.record import EpisodeRecord
 from agentbus.envkit.expert import expert_problem
-from agentbus.errors import UserError
 from agentbus.llm.spec import parse_spec
 from agentbus.runs.store import RunStore
 from agentbus.sim.profiles import ProfileSet

@@ -19,7 +19,7 @@ from typing import Any
 
 from agentbus.app.config import RunConfig
 from agentbus.core import registry
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 
 def preset_fragment(name: str | None) -> dict[str, Any]:

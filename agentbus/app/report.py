@@ -22,11 +22,11 @@ from typing import Any
 import orjson
 from rich.console import Console
 
-from agentbus.answers import answer_markdown, answer_summary
+from agentbus.app.answers import answer_markdown, answer_summary
+from agentbus.core.errors import UserError
 from agentbus.core.events import RUN_FINISHED, RUN_STARTED
-from agentbus.errors import UserError
-from agentbus.inputs import json_object
-from agentbus.pipes import pipe_safe
+from agentbus.core.inputs import json_object
+from agentbus.runs.pipes import pipe_safe
 
 EVENTS = "events.jsonl"
 

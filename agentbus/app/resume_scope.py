@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from agentbus.core.environment import Task
+from agentbus.core.errors import UserError
 from agentbus.core.record import EpisodeRecord
-from agentbus.errors import UserError
 
 
 def check_scope(

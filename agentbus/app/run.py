@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from agentbus.errors import InfraError, UserError
-from agentbus.interrupt import Interruptible, is_interrupt, until_interrupted
-from agentbus.logs import add_secret, configure
-from agentbus.pipes import pipe_safe
+from agentbus.core.errors import InfraError, UserError
+from agentbus.core.interrupt import Interruptible, is_interrupt, until_interrupted
+from agentbus.core.logs import add_secret, configure
+from agentbus.runs.pipes import pipe_safe
 
 if TYPE_CHECKING:
     from agentbus.app.evaluate import RunReport

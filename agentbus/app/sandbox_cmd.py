@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentbus.app.cli_args import OneLineParser, _csv
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.gateway.isolation import DISK_MB, MEMORY_MB, Isolation
 from agentbus.gateway.runners import PASSED_ENV, command_argv
 from agentbus.gateway.sandbox import Sandbox, check, describe

@@ -23,7 +23,7 @@ from rich.console import Console
 
 from agentbus.app.config import RunConfig
 from agentbus.app.preparation import default_run_dir
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from attribution.collect import collect_from_log
 from attribution.estimators import Estimator
 from attribution.screening import SCREEN_SHARE, screen

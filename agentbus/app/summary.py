@@ -22,7 +22,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from agentbus.labels import model_labels
+from agentbus.llm.labels import model_labels
 from attribution.headline import headline
 from attribution.headline import interval_text as _interval
 from attribution.headline import signed as _signed

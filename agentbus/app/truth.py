@@ -47,10 +47,10 @@ from typing import Any
 import numpy as np
 import orjson
 
-from agentbus.coalitions import coalition_label
-from agentbus.errors import UserError
-from agentbus.logs import configure
-from agentbus.pipes import pipe_safe
+from agentbus.core.coalitions import coalition_label
+from agentbus.core.errors import UserError
+from agentbus.core.logs import configure
+from agentbus.runs.pipes import pipe_safe
 from agentbus.sim.truth import table as tables
 from agentbus.sim.truth.drift import drift
 from agentbus.sim.truth.table import TruthTable

@@ -32,12 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
-from agentbus.coalitions import coalition_label
+from agentbus.core.coalitions import coalition_label
+from agentbus.core.errors import UserError
+from agentbus.core.logs import configure
 from agentbus.core.record import EpisodeRecord
-from agentbus.errors import UserError
 from agentbus.llm.prices import PriceTable
-from agentbus.logs import configure
-from agentbus.pipes import pipe_safe
+from agentbus.runs.pipes import pipe_safe
 from agentbus.sim.truth import cost as costs
 from agentbus.sim.truth.cost import QUANTITIES, CostTable
 from agentbus.sim.truth.reference import Setting

@@ -110,7 +110,7 @@ class Actor:
         """Whether ``slot`` is switched off in this episode (no actor, no LLM calls).
 
         A coalition over implementations can skip a component (its variant is
-        ``off``, see :mod:`agentbus.variants`); the episode's ``assignment``
+        ``off``, see :mod:`agentbus.core.variants`); the episode's ``assignment``
         metadata then maps that slot to ``"off"``. Modules that would wait for
         the skipped component (a critique, a plan) ask here and go on without
         it. Without assignment metadata (an episode built by hand) nothing is off.

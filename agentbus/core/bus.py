@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from agentbus.core.errors import NoHandler, RequestTimeout
 from agentbus.core.mailbox import Mailbox
 from agentbus.core.messages import Message
-from agentbus.errors import NoHandler, RequestTimeout
 
 T = TypeVar("T")
 

@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentbus.core.errors import UserError
 from agentbus.core.messages import ActionFormat, ActionProposed, Feedback, Observation
 from agentbus.core.outcome import ErrorKind
-from agentbus.errors import UserError
 
 #: How many tasks a run's generators make unless ``--tasks`` says otherwise.
 #: Lives here, not in the run config, so the standalone simulator
@@ -107,7 +107,7 @@ class Environment(ABC):
     def setup(cls, source: TaskSource) -> EnvSetup:
         """Load or generate the tasks and prepare shared resources.
 
-        Raise :class:`agentbus.errors.UserError` for a missing or malformed file.
+        Raise :class:`agentbus.core.errors.UserError` for a missing or malformed file.
         """
         raise NotImplementedError(f"environment {cls.name!r} has no task loader")
 

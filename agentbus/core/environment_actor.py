@@ -13,7 +13,7 @@ from agentbus.core.actor import Actor, on
 from agentbus.core.environment import Environment
 from agentbus.core.messages import ActionProposed, Feedback, StopEpisode
 from agentbus.core.outcome import ErrorKind
-from agentbus.refusals import PromptCopies
+from agentbus.core.refusals import PromptCopies
 
 
 class EnvironmentActor(Actor):
@@ -33,7 +33,7 @@ class EnvironmentActor(Actor):
         self.max_steps = max_steps
         self.steps = 0
         self._end = end
-        #: told (sender, kind, reason) of each refused action (agentbus.refusals; per slot)
+        #: told (sender, kind, reason) of each refused action (agentbus.core.refusals; per slot)
         self._refused = refused
         #: what the agent was shown, to recognise it handed back as an action
         self.copies = copies if copies is not None else PromptCopies()

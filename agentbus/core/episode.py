@@ -27,20 +27,20 @@ from typing import Any
 
 import structlog
 
-from agentbus.calltrace import CallTrace
 from agentbus.core.actor import Actor, ActorContext, bad_return, wiring_problem
 from agentbus.core.aio import MovableDeadline, shielded
 from agentbus.core.bus import Bus, Envelope, Inbox, describe
+from agentbus.core.calltrace import CallTrace
 from agentbus.core.environment import Environment, Score, Task
 from agentbus.core.environment_actor import EnvironmentActor
+from agentbus.core.errors import ContextOverflow, InfraError
 from agentbus.core.mailbox import MailboxClosed
 from agentbus.core.messages import Message, TaskStarted
 from agentbus.core.metering import MeteredLLM, Usage
 from agentbus.core.outcome import ErrorKind, Outcome, kind_counts
-from agentbus.errors import ContextOverflow, InfraError
+from agentbus.core.refusals import PromptCopies, count_refusal
 from agentbus.llm.queueing import QueueClock, start_clock, stop_clock
 from agentbus.llm.types import LLM
-from agentbus.refusals import PromptCopies, count_refusal
 
 ENV_ACTOR = "environment"
 EPISODE_SENDER = "episode"

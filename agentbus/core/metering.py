@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentbus.calltrace import CallTrace
+from agentbus.core.calltrace import CallTrace
+from agentbus.core.errors import ContextOverflow
 from agentbus.core.outcome import SlotUsage
-from agentbus.errors import ContextOverflow
 from agentbus.llm.billing import billed_to
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
 

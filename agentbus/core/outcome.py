@@ -83,7 +83,7 @@ class SlotUsage(BaseModel):
     #: how the model's answers ended, by ``finish_reason`` (``stop``, ``length``,
     #: ``tool_calls``...): one count per call
     finish_reasons: dict[str, int] = Field(default_factory=dict)
-    #: refused actions of this slot (agentbus.refusals): no action found in the answer,
+    #: refused actions of this slot (agentbus.core.refusals): no action found in the answer,
     unparsable: int = 0
     #: an action that was a copy of the prompt (a guide example, earlier feedback),
     copied: int = 0

@@ -18,7 +18,7 @@ import sys
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 GROUPS: dict[str, str] = {
     "modules": "agentbus.modules",

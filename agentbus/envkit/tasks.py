@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from agentbus.core.environment import Task, TaskSource, check_count
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.llm.types import ChatMessage
 
 

@@ -39,8 +39,8 @@ import anyio
 import structlog
 
 from agentbus.core.episode import EpisodeSpec
+from agentbus.core.errors import InfraError, UserError
 from agentbus.core.outcome import Outcome
-from agentbus.errors import InfraError, UserError
 from agentbus.executors.remote import EpisodeWorker, PortableSpec, WorkerSetup
 from agentbus.executors.runtime import Runtime
 

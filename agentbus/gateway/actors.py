@@ -20,17 +20,17 @@ from typing import Any
 import orjson
 
 from agentbus.core.actor import Actor, on
+from agentbus.core.errors import InfraError
 from agentbus.core.messages import ActionProposed, Feedback, Observation, TaskStarted
 from agentbus.core.outcome import is_agent_failure
-from agentbus.errors import InfraError
 from agentbus.gateway.deadline import agent_clock
+from agentbus.gateway.machine import saturation
 from agentbus.gateway.messages import GatewayMessage
 from agentbus.gateway.runners import AgentFailed, AgentRunner
 from agentbus.gateway.server import Gateway
 from agentbus.gateway.session import Session
 from agentbus.llm.queueing import FanClock, QueueClock, episode_clock
 from agentbus.llm.types import LLM
-from agentbus.machine import saturation
 
 OFF = "off"
 DRIVER = "agent"

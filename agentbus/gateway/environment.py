@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 import orjson
 
 from agentbus.core.environment import Environment, EnvSetup, Score, Task, TaskSource
+from agentbus.core.errors import UserError
 from agentbus.core.messages import ActionProposed, Feedback, Observation
 from agentbus.core.outcome import is_agent_failure
-from agentbus.errors import UserError
 from agentbus.gateway.scorers import Scorer, load_scorer, verdict
 from agentbus.gateway.tasks import ENV, expected, load_jsonl, payload
 

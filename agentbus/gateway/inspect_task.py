@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agentbus.core.environment import Task as BusTask
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.gateway.context import AgentContext, close_each
 from agentbus.gateway.runners import AgentFailed, CallableAgent
 from agentbus.gateway.tasks import ENV

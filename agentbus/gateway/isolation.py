@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 Mode = Literal["sandbox", "none"]
 

@@ -9,7 +9,7 @@ the run allows them (``--responses-remote``); ``store`` is sent as false
 when the agent does not set it. A ``previous_response_id`` that this episode
 itself got back is always allowed. The upstream's answer, streamed or not,
 goes through the same secret scrubber as logs and files
-(:func:`agentbus.logs.scrub_bytes`), so a key it echoes never reaches the
+(:func:`agentbus.core.logs.scrub_bytes`), so a key it echoes never reaches the
 agent.
 """
 
@@ -24,9 +24,9 @@ import aiohttp
 import orjson
 from aiohttp import web
 
+from agentbus.core.logs import scrub_bytes
 from agentbus.gateway.session import Refused, Session
 from agentbus.gateway.wire import openai_error
-from agentbus.logs import scrub_bytes
 
 #: tool fields that make the upstream connect to a server the agent names
 REMOTE_TOOL_KEYS = ("server_url", "connector_id", "server_label")

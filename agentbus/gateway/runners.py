@@ -34,13 +34,13 @@ import aiohttp
 import anyio
 import orjson
 
-from agentbus.errors import InfraError, UserError
+from agentbus.core.errors import InfraError, UserError
+from agentbus.core.inputs import json_object
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.deadline import agent_deadline
 from agentbus.gateway.isolation import NONE, Isolation
 from agentbus.gateway.sandbox import Launch, Sandbox
 from agentbus.gateway.scorers import load_callable
-from agentbus.inputs import json_object
 
 #: variables a command agent inherits from agentbus's environment (all others are dropped)
 PASSED_ENV: tuple[str, ...] = (

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.gateway import cgroups, sandbox_paths, userns
 from agentbus.gateway.isolation import MISSING, Isolation
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.safepath import import_named
 
 Scorer = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]

@@ -26,7 +26,8 @@ import orjson
 import structlog
 from aiohttp import web
 
-from agentbus.errors import ContextOverflow, InfraError, UserError
+from agentbus.core.errors import ContextOverflow, InfraError, UserError
+from agentbus.core.listener import Listener
 from agentbus.gateway import responses
 from agentbus.gateway.context import AgentContext, close_each
 from agentbus.gateway.limits import Limits
@@ -35,7 +36,6 @@ from agentbus.gateway.streaming import GatewayStream
 from agentbus.gateway.wire import openai_error, openai_response, parse_openai
 from agentbus.gateway.wire_anthropic import anthropic_error, anthropic_response, parse_anthropic
 from agentbus.gateway.wire_common import BadRequest, ChatCall
-from agentbus.listener import Listener
 from agentbus.llm.streaming import token_sink
 from agentbus.llm.types import Completion
 

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from agentbus.core.environment import Task
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 ENV = "external"
 #: keys that never reach the agent

@@ -33,6 +33,7 @@ from typing import Any
 import anyio
 import orjson
 
+from agentbus.core.inputs import json_object
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.runners import (
     CHUNK,
@@ -46,7 +47,6 @@ from agentbus.gateway.runners import (
     _Tail,
 )
 from agentbus.gateway.sandbox import Launch
-from agentbus.inputs import json_object
 
 
 class _Worker:

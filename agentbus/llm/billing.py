@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentbus.inputs import json_object
+from agentbus.core.inputs import json_object
 
 #: (slot, model as the run's config names it) of the call being made, where known
 _BILLED_TO: ContextVar[tuple[str, str] | None] = ContextVar("agentbus_billed_to", default=None)

@@ -142,7 +142,7 @@ class LLMConfig(BaseModel):
     @model_validator(mode="after")
     def _canonical_model_keys(self) -> LLMConfig:
         """Spell every override key canonically, so lookups do not depend on spacing."""
-        from agentbus.errors import UserError
+        from agentbus.core.errors import UserError
         from agentbus.llm.spec import parse_spec
 
         canonical: dict[str, EndpointLimits] = {}

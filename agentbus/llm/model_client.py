@@ -3,7 +3,7 @@
 :class:`Replica` is one endpoint of a model (its backend, its gate, its
 health); :class:`ModelClient` picks the best replica for each attempt and
 retries transient failures with backoff, raising one
-:class:`~agentbus.errors.InfraError` when it gives up. The router
+:class:`~agentbus.core.errors.InfraError` when it gives up. The router
 (:mod:`agentbus.llm.router`) builds these and puts the cache in front.
 """
 
@@ -18,7 +18,7 @@ import anyio
 import anyio.abc
 import structlog
 
-from agentbus.errors import ContextOverflow, InfraError
+from agentbus.core.errors import ContextOverflow, InfraError
 from agentbus.llm.backends.base import Backend
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.limits import EndpointGate, estimate_prompt_tokens

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.llm.spec import parse_spec
 
 PER = 1_000_000.0

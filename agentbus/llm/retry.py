@@ -4,7 +4,7 @@ Backends turn their SDK's exceptions into :class:`UpstreamError` with a
 ``kind``; the retry loop (in the router, because a retry may go to another
 replica) retries the transient kinds with full-jitter exponential backoff,
 waits at least as long as the server's Retry-After, and finally raises one
-:class:`~agentbus.errors.InfraError` that names the endpoint. URLs are shown
+:class:`~agentbus.core.errors.InfraError` that names the endpoint. URLs are shown
 without credentials; API keys never appear anywhere.
 """
 

@@ -24,7 +24,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 BUILTIN_BACKENDS = ("sim", "openai", "anthropic", "vllm")
 

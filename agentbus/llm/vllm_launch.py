@@ -37,7 +37,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 #: KV cache per token per billion parameters (bf16), see the module docstring
 KV_BYTES_PER_TOKEN_PER_B = 16 * 1024

@@ -28,7 +28,7 @@ from typing import Any
 
 import anyio
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
 
 
@@ -98,7 +98,7 @@ def prompt_of(messages: Sequence[ChatMessage]) -> tuple[tuple[str, str], ...]:
 def recorded_calls(trace: Sequence[Mapping[str, Any]]) -> dict[str, list[Recorded]]:
     """slot -> its recorded calls in order, from a trace whose prompts are expanded.
 
-    ``trace`` is what :func:`agentbus.calltrace.expand_prompts` returns.
+    ``trace`` is what :func:`agentbus.core.calltrace.expand_prompts` returns.
     """
     out: dict[str, list[Recorded]] = {}
     for entry in trace:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentbus.inputs import json_object
+from agentbus.core.inputs import json_object
 
 FILE = "blame.jsonl"
 

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agentbus.core.errors import UserError
 from agentbus.core.events import EPISODE_ENDED
+from agentbus.core.inputs import json_object
 from agentbus.core.outcome import kind_counts
-from agentbus.errors import UserError
-from agentbus.inputs import json_object
 from agentbus.runs.episodes import coalition_key_of, failure_kind
 from agentbus.runs.run_files import EVENTS
 from agentbus.runs.runlog import RESULTS, check_run_dir, read_json

@@ -20,10 +20,10 @@ from typing import Any
 
 import orjson
 
+from agentbus.core.errors import UserError
 from agentbus.core.events import (
     SCHEMA_VERSION,
 )
-from agentbus.errors import UserError
 from agentbus.runs.run_files import _OPTS, LOCK, _jsonable
 
 MANIFEST = "manifest.json"

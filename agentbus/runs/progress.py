@@ -21,7 +21,7 @@ import anyio.abc
 from agentbus.core.events import (
     EventHub,
 )
-from agentbus.labels import model_labels
+from agentbus.llm.labels import model_labels
 from agentbus.runs.run_state import RunState, episodes_rate, eta_text, token_rates_text
 
 __all__ = ["Progress", "run_console"]

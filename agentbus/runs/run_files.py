@@ -20,7 +20,7 @@ from typing import IO, Any
 import orjson
 import structlog
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.runs.plausible import impossible_outcome
 
 log = structlog.get_logger(__name__)

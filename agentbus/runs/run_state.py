@@ -25,7 +25,7 @@ from agentbus.core.events import (
 )
 from agentbus.core.outcome import is_agent_failure
 from agentbus.core.record import payload_counts
-from agentbus.labels import model_labels
+from agentbus.llm.labels import model_labels
 from agentbus.runs.snapshots import (
     _estimate_coalitions,
     _num,

@@ -17,10 +17,10 @@ from typing import Any
 
 import orjson
 
+from agentbus.core.errors import UserError
 from agentbus.core.events import EPISODE_ENDED
+from agentbus.core.inputs import json_object
 from agentbus.core.outcome import kind_counts
-from agentbus.errors import UserError
-from agentbus.inputs import json_object
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.manifest import MANIFEST
 from agentbus.runs.run_files import EVENTS

@@ -45,10 +45,10 @@ import structlog
 from aiohttp import web
 from yarl import URL
 
+from agentbus.core.errors import UserError
 from agentbus.core.events import ATTRIBUTION_SNAPSHOT, EventHub
-from agentbus.errors import UserError
-from agentbus.listener import Listener
-from agentbus.logs import scrub_bytes
+from agentbus.core.listener import Listener
+from agentbus.core.logs import scrub_bytes
 from agentbus.runs.blame_marks import by_module, mark_of
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.phi_history import PhiHistory

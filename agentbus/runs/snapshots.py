@@ -119,7 +119,7 @@ def _slot_rows(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def payload_key(coalition: Any) -> str:
-    """The coalition key (:mod:`agentbus.coalitions`) of an event's ``coalition`` field.
+    """The coalition key (:mod:`agentbus.core.coalitions`) of an event's ``coalition`` field.
 
     Payloads list the members in slot order already; a string is taken as is.
     """

@@ -36,6 +36,7 @@ import anyio.abc
 import orjson
 import structlog
 
+from agentbus.core.errors import UserError
 from agentbus.core.events import (
     EPISODE_ENDED,
     RUN_FINISHED,
@@ -44,9 +45,8 @@ from agentbus.core.events import (
     Event,
     EventHub,
 )
+from agentbus.core.logs import scrubber
 from agentbus.core.record import EpisodeRecord, payload_counts
-from agentbus.errors import UserError
-from agentbus.logs import scrubber
 from agentbus.runs.manifest import MANIFEST, _dumps_pretty, open_manifest
 from agentbus.runs.run_files import (
     _OPTS,

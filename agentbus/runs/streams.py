@@ -19,7 +19,7 @@ import orjson
 import structlog
 from aiohttp import WSMsgType, web
 
-from agentbus.coalitions import coalition_members
+from agentbus.core.coalitions import coalition_members
 from agentbus.runs.snapshots import payload_key
 from agentbus.runs.store import RunStore
 

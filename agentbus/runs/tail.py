@@ -20,9 +20,9 @@ import anyio
 import orjson
 from yarl import URL
 
-from agentbus.coalitions import coalition_label
+from agentbus.core.coalitions import coalition_label
 from agentbus.core.events import ATTRIBUTION_SNAPSHOT, EPISODE_ENDED, EPISODE_STARTED
-from agentbus.pipes import pipe_safe
+from agentbus.runs.pipes import pipe_safe
 from agentbus.runs.snapshots import normalize_snapshot, payload_key
 
 

@@ -4,7 +4,7 @@ The record of a traced episode carries the bus trace: every message in
 publish order (the task, the environment's observations and feedback, each
 module's plan, thoughts, actions, reflections, and any message type a module
 or a gateway agent defines) plus an ``LLMCall`` entry per model call with the
-prompt the module sent and the answer it got (:mod:`agentbus.calltrace`).
+prompt the module sent and the answer it got (:mod:`agentbus.core.calltrace`).
 :func:`transcript` turns that into turns: each bus message is one turn, and
 the model calls a module made before it spoke are attached to the turn they
 produced, so a reader sees "reasoning (sim:strong) said X" with the prompt one
@@ -24,7 +24,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentbus.calltrace import LLM_CALL, expand_prompts
+from agentbus.core.calltrace import LLM_CALL, expand_prompts
 from agentbus.runs.episodes import coalition_key_of, failure_kind
 
 #: trace fields every message has; the rest are the message's own

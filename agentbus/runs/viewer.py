@@ -24,10 +24,10 @@ from typing import Any
 import anyio
 from aiohttp import web
 
-from agentbus.errors import UserError
-from agentbus.listener import Listener
-from agentbus.pipes import pipe_safe
+from agentbus.core.errors import UserError
+from agentbus.core.listener import Listener
 from agentbus.runs.comparison import compare_runs
+from agentbus.runs.pipes import pipe_safe
 from agentbus.runs.runlog import ReadOnlyStore
 from agentbus.runs.server import STATIC_DIR, LiveServer, _error, _json
 

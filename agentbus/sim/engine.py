@@ -17,7 +17,7 @@ from typing import Any
 
 import structlog
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.llm.tools import split_tool_calls
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.behaviours import misbehave, overflow, too_long

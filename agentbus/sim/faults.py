@@ -45,7 +45,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agentbus.errors import InfraError
+from agentbus.core.errors import InfraError
 
 ContextStyle = Literal["openai", "vllm", "llama-cpp-python", "llama-server"]
 

@@ -40,8 +40,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentbus.errors import UserError
-from agentbus.inputs import deep_merge
+from agentbus.core.errors import UserError
+from agentbus.core.inputs import deep_merge
 
 SKILL_ROLES: tuple[str, ...] = ("planning", "reasoning", "action", "reflection", "other")
 

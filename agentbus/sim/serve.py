@@ -30,9 +30,9 @@ from pydantic import ValidationError
 
 from agentbus.core import registry
 from agentbus.core.environment import DEFAULT_RUN_TASKS, TaskSource, check_count
-from agentbus.errors import UserError
-from agentbus.interrupt import is_interrupt, until_interrupted
-from agentbus.runnable import is_runnable, require_runnable
+from agentbus.core.errors import UserError
+from agentbus.core.interrupt import is_interrupt, until_interrupted
+from agentbus.core.runnable import is_runnable, require_runnable
 from agentbus.sim.config import SimConfig
 from agentbus.sim.model import SimModel, load_experts
 from agentbus.sim.ratelimit import PRESETS

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.sim.engine import SimEngine, SimRequest
 from agentbus.sim.faults import (
     SimConnectionDropped,

@@ -23,7 +23,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.sim.config import SimConfig
 from agentbus.sim.engine import SimEngine
 from agentbus.sim.faults import FaultInjector

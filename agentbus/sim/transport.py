@@ -5,7 +5,7 @@ through the same model, serving delays, faults and metrics as a request to
 the HTTP server. Failures are raised as the :mod:`agentbus.sim.faults`
 exceptions whose ``status`` matches the HTTP answer (429 with
 ``retry_after``, 500, a dropped connection with status None), and an unknown
-model name as :class:`agentbus.errors.UserError` (the server's 404).
+model name as :class:`agentbus.core.errors.UserError` (the server's 404).
 
 With a :class:`~agentbus.sim.worker.SimThread` the engine runs on the
 simulator's own loop in that thread (``SimConfig.thread``): the caller's loop

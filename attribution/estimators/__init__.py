@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from attribution.estimates import Estimates, NotEstimable
 from attribution.estimators import designs, pertask
 from attribution.estimators.designs import FloatArray, IntArray

@@ -44,6 +44,21 @@ def test_every_python_m_command_is_an_agentbus_command_running_the_same_main() -
         assert command_main(name) is module.main, name
 
 
+#: root files that are no command: the package, ``python -m agentbus``, and safepath,
+#: which must run before anything else is imported (agentbus/__init__.py)
+NOT_COMMANDS = {"__init__.py", "__main__.py", "safepath.py"}
+
+
+def test_the_root_holds_only_the_command_entry_points() -> None:
+    """Helpers live in their layer; an entry file only imports its command's ``main``."""
+    entries = entry_files()
+    helpers = {p.name for p in PACKAGE.glob("*.py")} - {p.name for p in entries} - NOT_COMMANDS
+    assert not helpers, f"helpers at the agentbus/ root (move them into a layer): {sorted(helpers)}"
+    for path in entries:
+        imports = [n for n in ast.parse(path.read_text()).body if isinstance(n, ast.ImportFrom)]
+        assert [[a.name for a in n.names] for n in imports] == [["main"]], path.name
+
+
 def test_help_lists_every_command_and_bad_input_is_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -70,7 +70,7 @@ def test_environment_errors_list_only_runnable_environments(tmp_path: Path) -> N
 def test_adaptive_only_settings_from_a_file(tmp_path: Path) -> None:
     """Set in TOML they count as set by the user; with adaptive on they are accepted."""
     from agentbus.app.cli_args import parse_command
-    from agentbus.errors import UserError
+    from agentbus.core.errors import UserError
 
     cfg = tmp_path / "run.toml"
     cfg.write_text("target_halfwidth = 0.05\n")

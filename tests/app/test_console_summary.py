@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from agentbus.app.summary import coalition_code, cost_line, slot_letters
-from agentbus.labels import model_labels
+from agentbus.llm.labels import model_labels
 from attribution.headline import headline
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from agentbus.app.cli_args import parse
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ import pytest
 from agentbus.app.cli_args import parse_command
 from agentbus.app.inspect_run import _load
 from agentbus.app.run import main
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "inspect"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agentbus.app.misconfig import MisconfigWatch
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from tests.helpers.agent_probes import probe_run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from agentbus.app.misconfig import MisconfigWatch
+from agentbus.core.errors import UserError
 from agentbus.core.outcome import Outcome
 from agentbus.core.record import EpisodeRecord
-from agentbus.errors import UserError
 from tests.helpers.agent_probes import probe_run
 
 OK = [f"ok-{n}" for n in range(4)]

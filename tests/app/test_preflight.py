@@ -19,7 +19,7 @@ import pytest
 
 from agentbus.app.config import RunConfig
 from agentbus.app.preflight import check
-from agentbus.errors import InfraError, UserError
+from agentbus.core.errors import InfraError, UserError
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service
 from tests.helpers.cli_run import env_with_repo, python_m

@@ -14,7 +14,7 @@ import pytest
 
 from agentbus.app.config import RunConfig
 from agentbus.app.preflight import check
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.sim.config import SimConfig
 from agentbus.sim.faults import FaultConfig
 from agentbus.sim.service import sim_service

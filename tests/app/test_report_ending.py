@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from agentbus.app.report import main
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from tests.helpers.agent_probes import probe_run
 
 

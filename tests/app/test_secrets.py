@@ -26,7 +26,7 @@ import orjson
 import pytest
 from aiohttp import web
 
-from agentbus.logs import scrub, scrubber
+from agentbus.core.logs import scrub, scrubber
 from tests.helpers.stub_http import serving
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from agentbus.interrupt import until_interrupted
+from agentbus.core.interrupt import until_interrupted
 
 #: a small math run, slow enough (simulated latency on) that SIGTERM lands mid-run
 ARGS = (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentbus.app.cli_args import parse
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 
 def test_stop_rules_make_an_adaptive_run() -> None:

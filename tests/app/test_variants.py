@@ -26,12 +26,12 @@ from agentbus.app.preparation import load_environment, make_plan, manifest_of
 from agentbus.app.report import rebuild
 from agentbus.core import registry
 from agentbus.core.episode import Episode, EpisodeSpec
+from agentbus.core.errors import UserError
 from agentbus.core.outcome import Outcome
-from agentbus.errors import UserError
+from agentbus.core.variants import OFF, Variant, parse_pair
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 from agentbus.runs.store import RunStore
 from agentbus.sim.model import detect_role
-from agentbus.variants import OFF, Variant, parse_pair
 from environments.math.expert import MathExpert
 from tests.helpers.praf_harness import sim_transport
 

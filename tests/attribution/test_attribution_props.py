@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from attribution.estimates import NotEstimable
 from attribution.exact import (
     banzhaf_matrix,

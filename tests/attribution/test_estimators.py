@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from attribution.estimates import NotEstimable
 from attribution.estimators import Estimator, resolve_name
 from attribution.estimators.synthetic import agent_like_game

@@ -80,7 +80,7 @@ from rich.console import Console
 
 from agentbus.app.config import RunConfig
 from agentbus.app.evaluate import evaluate
-from agentbus.logs import configure
+from agentbus.core.logs import configure
 from agentbus.sim.truth.table import load
 from attribution.exact import exact_values
 from attribution.variance import MIN_CLUSTERS, per_task_bounds

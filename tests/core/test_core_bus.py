@@ -6,9 +6,9 @@ import anyio
 import pytest
 
 from agentbus.core.bus import Bus
+from agentbus.core.errors import NoHandler, RequestTimeout
 from agentbus.core.mailbox import Mailbox
 from agentbus.core.messages import Feedback, Message, Plan, Thought
-from agentbus.errors import NoHandler, RequestTimeout
 
 
 class Special(Thought):

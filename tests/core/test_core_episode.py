@@ -8,11 +8,11 @@ import anyio
 import pytest
 
 from agentbus.core.actor import Actor, on
+from agentbus.core.demo import CountdownEnvironment, CounterActor, demo_tasks
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.core.events import EPISODE_ENDED, EventHub
 from agentbus.core.messages import ActionProposed, Feedback, Message, Observation, Thought
 from agentbus.core.record import EpisodeRecord
-from agentbus.demo import CountdownEnvironment, CounterActor, demo_tasks
 from agentbus.executors.runtime import Runtime
 
 

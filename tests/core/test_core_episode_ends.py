@@ -16,13 +16,13 @@ import pytest
 from structlog.testing import capture_logs
 
 from agentbus.core.actor import Actor, on
+from agentbus.core.demo import CountdownEnvironment, CounterActor, demo_tasks
 from agentbus.core.environment import Score, Task
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.errors import ContextOverflow, InfraError
 from agentbus.core.mailbox import Mailbox
 from agentbus.core.messages import Observation, Thought
 from agentbus.core.record import EpisodeRecord
-from agentbus.demo import CountdownEnvironment, CounterActor, demo_tasks
-from agentbus.errors import ContextOverflow, InfraError
 from agentbus.executors.runtime import Runtime
 
 

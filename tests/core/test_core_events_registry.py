@@ -6,8 +6,8 @@ import anyio
 import pytest
 
 from agentbus.core import registry
+from agentbus.core.errors import UserError
 from agentbus.core.events import EventHub
-from agentbus.errors import UserError
 
 
 async def test_hub_skips_work_when_nobody_listens() -> None:

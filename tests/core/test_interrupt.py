@@ -1,4 +1,4 @@
-"""Ctrl-C as a level-triggered cancel scope (agentbus.interrupt).
+"""Ctrl-C as a level-triggered cancel scope (agentbus.core.interrupt).
 
 The CLI-level behaviour (exit 130 and a resume hint, then ``--resume``) is
 tested in test_resume_kill.py; here the property that made the change: code
@@ -13,7 +13,7 @@ import signal
 import anyio
 import anyio.lowlevel
 
-from agentbus.interrupt import is_interrupt, until_interrupted
+from agentbus.core.interrupt import is_interrupt, until_interrupted
 
 
 def _sigint_soon() -> None:

@@ -8,7 +8,7 @@ import sys
 import pytest
 import structlog
 
-from agentbus.logs import configure
+from agentbus.core.logs import configure
 
 
 def test_a_warning_after_stderr_was_swapped_and_closed_goes_to_the_current_stderr(

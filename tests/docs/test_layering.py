@@ -37,6 +37,7 @@ ENTRY_SHIMS = {
     "list.py",
     "blame.py",
     "sandbox.py",
+    "serve_vllm.py",
     "__main__.py",
 }
 

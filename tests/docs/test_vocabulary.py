@@ -7,7 +7,8 @@ from pathlib import Path
 
 import agentbus
 from agentbus.app.evaluation import episode_id
-from agentbus.coalitions import (
+from agentbus.core import events
+from agentbus.core.coalitions import (
     EMPTY_IN_EPISODE_ID,
     EMPTY_KEY,
     EMPTY_LABEL,
@@ -15,7 +16,6 @@ from agentbus.coalitions import (
     coalition_label,
     coalition_members,
 )
-from agentbus.core import events
 from agentbus.llm.config import LLMConfig
 
 ROOT = Path(__file__).resolve().parents[2]

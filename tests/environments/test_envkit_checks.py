@@ -69,8 +69,8 @@ def test_a_task_count_below_one_has_one_message() -> None:
     """The kit's generator count, ``agentbus.sim.serve`` and ``discover`` say it alike."""
     from agentbus.app.discover import config_of, parser
     from agentbus.core.environment import TaskSource
+    from agentbus.core.errors import UserError
     from agentbus.envkit.tasks import generated_count
-    from agentbus.errors import UserError
     from agentbus.sim.serve import task_source
 
     said = []

@@ -28,7 +28,7 @@ import pytest
 
 from agentbus.app import external
 from agentbus.app.config import RunConfig
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.gateway.isolation import Isolation
 from agentbus.gateway.sandbox import check
 from tests.helpers.sandbox_marks import needs_bwrap

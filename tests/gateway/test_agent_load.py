@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from agentbus.app.config import RunConfig, build_config
-from agentbus.machine import machine_cpus
+from agentbus.gateway.machine import machine_cpus
 from tests.helpers.agent_probes import probe_run
 
 

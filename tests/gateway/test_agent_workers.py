@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentbus.app.cli_args import parse_command
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import Isolation
 from agentbus.gateway.runners import AgentFailed

@@ -167,7 +167,7 @@ async def test_bad_requests_are_one_clear_error() -> None:
 
 
 async def test_gateway_refuses_a_non_loopback_host() -> None:
-    from agentbus.errors import UserError
+    from agentbus.core.errors import UserError
 
     with pytest.raises(UserError, match="loopback"):
         Gateway(host="0.0.0.0")

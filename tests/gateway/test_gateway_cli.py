@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentbus.app.cli_args import parse_command
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 TASKS = str(Path(__file__).resolve().parents[2] / "examples" / "plain_openai" / "tasks.jsonl")
 

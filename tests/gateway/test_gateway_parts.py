@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from agentbus.core.environment import Task
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.gateway.scorers import load_scorer, parse_number, verdict
 from agentbus.gateway.tasks import expected, load_jsonl, payload
 from agentbus.gateway.wire import openai_response, openai_stream, parse_openai

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from aiohttp import web
 
-from agentbus.errors import InfraError
+from agentbus.core.errors import InfraError
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.runners import AgentFailed, CommandAgent, HttpAgent, last_json_object
 from tests.helpers.stub_http import serving

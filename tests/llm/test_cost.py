@@ -16,9 +16,9 @@ import pytest
 from agentbus.app.budget import BudgetGate, RunEstimate, Spend
 from agentbus.core.environment import Task
 from agentbus.core.episode import EpisodeSpec
+from agentbus.core.errors import UserError
 from agentbus.core.outcome import Outcome, SlotUsage
 from agentbus.core.record import EpisodeRecord
-from agentbus.errors import UserError
 from agentbus.llm.prices import GpuPrice, Price, PriceTable, builtin_source
 from attribution.cost import cost_summary
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import pytest
 
 from agentbus.core import registry
-from agentbus.errors import InfraError, UserError
+from agentbus.core.errors import InfraError, UserError
 from agentbus.llm import LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.backends.anthropic_backend import to_messages_api
 from agentbus.llm.backends.base import Backend

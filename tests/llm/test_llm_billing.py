@@ -18,9 +18,9 @@ import orjson
 from agentbus.app.costs import billed_markdown
 from agentbus.app.llm_totals import whole_bill
 from agentbus.core.actor import Actor, on
+from agentbus.core.demo import CountdownEnvironment, demo_tasks
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.core.messages import ActionProposed, Observation
-from agentbus.demo import CountdownEnvironment, demo_tasks
 from agentbus.llm import LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.billing import read_bill
 from agentbus.llm.cache import FILENAME

@@ -12,7 +12,7 @@ import anyio
 import orjson
 import pytest
 
-from agentbus.errors import InfraError, UserError
+from agentbus.core.errors import InfraError, UserError
 from agentbus.llm.cache import FILENAME, CompletionCache, cache_key
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from agentbus.errors import ContextOverflow, InfraError
+from agentbus.core.errors import ContextOverflow, InfraError
 from agentbus.llm import EndpointLimits, LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.retry import cut_at_context_limit, is_context_overflow
 from agentbus.llm.types import ChatMessage

@@ -18,10 +18,10 @@ import anyio
 import pytest
 
 from agentbus.core.actor import Actor, on
+from agentbus.core.demo import CountdownEnvironment, demo_tasks
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
+from agentbus.core.errors import ContextOverflow
 from agentbus.core.messages import ActionProposed, Observation
-from agentbus.demo import CountdownEnvironment, demo_tasks
-from agentbus.errors import ContextOverflow
 from agentbus.llm import EndpointLimits, LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.backends.base import Backend
 from agentbus.llm.backends.openai_backend import OpenAIBackend, VLLMBackend, token_limit_param

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agentbus.errors import InfraError
+from agentbus.core.errors import InfraError
 from agentbus.llm import AdaptiveConcurrency, EndpointLimits, LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.types import ChatMessage
 from agentbus.sim.config import SimConfig

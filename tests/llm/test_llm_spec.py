@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.retry import redact_url
 from agentbus.llm.spec import VALID_FORMS, ModelSpec, default_base_url, parse_spec

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import orjson
 import pytest
 
-from agentbus.answers import answer_line, answer_markdown, answer_summary
+from agentbus.app.answers import answer_line, answer_markdown, answer_summary
 from agentbus.core import registry
 from agentbus.core.actor import Actor, on
 from agentbus.core.environment import TaskSource
@@ -32,7 +32,7 @@ from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.core.messages import ActionProposed, Feedback, Observation, TaskStarted
 from agentbus.core.outcome import Outcome, SlotUsage
 from agentbus.core.record import EpisodeRecord
-from agentbus.refusals import PromptCopies
+from agentbus.core.refusals import PromptCopies
 from modules.praf.parsing import parse_action
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "real_answers" / "refusals.json"

@@ -23,7 +23,7 @@ import pytest
 from agentbus.app.blame import LOG, BlameOptions, choose, load_config, load_records, open_blamer
 from agentbus.app.blame_cmd import blame
 from agentbus.app.run import main as run_main
-from agentbus.calltrace import expand_prompts
+from agentbus.core.calltrace import expand_prompts
 from agentbus.replay.calls import Intervention, Recorded, recorded_calls
 from agentbus.replay.search import replay
 

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.export import main as export_main
 from agentbus.runs.frames import csv_cell, episode_rows
 from agentbus.runs.runlog import ReadOnlyStore

@@ -11,8 +11,8 @@ import anyio
 import orjson
 import pytest
 
+from agentbus.core.errors import UserError
 from agentbus.core.events import EventHub
-from agentbus.errors import UserError
 from agentbus.runs.run_files import check_log
 from agentbus.runs.store import RunStore
 

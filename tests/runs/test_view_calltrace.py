@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentbus.calltrace import CallTrace, expand_prompts
+from agentbus.core.calltrace import CallTrace, expand_prompts
 from agentbus.llm.types import ChatMessage, Completion
 
 SYSTEM = "You are the reasoning module. " + "Think before you act. " * 20

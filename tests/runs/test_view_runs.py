@@ -22,7 +22,7 @@ import orjson
 import pytest
 
 import agentbus
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.export import main as export_main
 from agentbus.runs.comparison import compare_runs, task_shapley
 from agentbus.runs.runlog import scan

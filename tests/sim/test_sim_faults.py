@@ -7,7 +7,7 @@ import time
 import pytest
 from pydantic import ValidationError
 
-from agentbus.errors import InfraError, UserError
+from agentbus.core.errors import InfraError, UserError
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.config import SimConfig
 from agentbus.sim.faults import (

@@ -14,7 +14,7 @@ import pytest
 
 from agentbus.core import registry
 from agentbus.core.environment import Task
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.expert import Expert, ExpertQuery, Upstream, Verdict
 from agentbus.sim.model import (

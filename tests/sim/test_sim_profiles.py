@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.sim.expert import Upstream
 from agentbus.sim.model import probability_correct
 from agentbus.sim.profiles import BUILTIN, SKILL_ROLES, ProfileSet

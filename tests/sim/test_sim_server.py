@@ -13,7 +13,7 @@ import pytest
 from anthropic import AsyncAnthropic
 from openai import AsyncOpenAI
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.sim.config import SimConfig
 from agentbus.sim.faults import FaultConfig
 from agentbus.sim.service import SimHandle, sim_service

@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
+from agentbus.core.logs import scrub
 from agentbus.llm.config import EndpointLimits
 from agentbus.llm.pacing import report_headers
 from agentbus.llm.retry import (
@@ -30,7 +31,6 @@ from agentbus.llm.retry import (
 )
 from agentbus.llm.spec import ModelSpec, default_base_url
 from agentbus.llm.types import ChatMessage, Completion, SamplingParams
-from agentbus.logs import scrub
 
 
 @dataclass(frozen=True, slots=True)

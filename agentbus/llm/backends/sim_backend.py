@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from agentbus.errors import InfraError, UserError
+from agentbus.core.errors import InfraError, UserError
 from agentbus.llm.backends.base import Backend, BackendContext
 from agentbus.llm.backends.openai_backend import VLLMBackend
 from agentbus.llm.retry import ErrorKind, UpstreamError, is_context_overflow, kind_for_status

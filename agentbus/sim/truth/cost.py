@@ -32,7 +32,7 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel, ConfigDict
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.llm.prices import PriceTable
 from agentbus.sim.truth.reference import Setting, Sums, coalition_keys
 from agentbus.sim.truth.table import DATA_DIR, SE_MEANING, Extension, GameOf, file_name

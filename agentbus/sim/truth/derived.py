@@ -22,7 +22,7 @@ this module needs nothing of the table's.
 
 from __future__ import annotations
 
-from agentbus.coalitions import all_coalitions, coalition_key
+from agentbus.core.coalitions import all_coalitions, coalition_key
 
 WEAK, STRONG = "sim:weak", "sim:strong"
 PREFIX = "sim:strong-"

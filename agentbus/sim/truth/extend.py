@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.sim.truth.table import CoalitionValue, Extension, TruthTable
 
 

@@ -38,15 +38,15 @@ from typing import Any
 
 import anyio
 
-from agentbus.coalitions import all_coalitions, coalition_key
 from agentbus.core import registry
+from agentbus.core.coalitions import all_coalitions, coalition_key
 from agentbus.core.environment import EnvSetup, TaskSource
 from agentbus.core.episode import ActorSpec, EpisodeSpec
+from agentbus.core.logs import configure
 from agentbus.core.outcome import Outcome
 from agentbus.executors.runtime import Runtime
 from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.router import LLMRouter
-from agentbus.logs import configure
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service
 

@@ -23,8 +23,8 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentbus.coalitions import all_coalitions, coalition_key
-from agentbus.errors import UserError
+from agentbus.core.coalitions import all_coalitions, coalition_key
+from agentbus.core.errors import UserError
 from agentbus.sim.truth import derived
 
 DATA_DIR = Path(__file__).resolve().parent / "data"

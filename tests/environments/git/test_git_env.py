@@ -9,8 +9,8 @@ import pytest
 
 from agentbus.core import registry
 from agentbus.core.environment import Task, TaskSource
+from agentbus.core.errors import UserError
 from agentbus.core.messages import ActionProposed
-from agentbus.errors import UserError
 from environments.git.env import GitEnvironment
 from environments.git.levels import parse_levels
 from environments.git.tasks import puzzle_task, task_puzzle

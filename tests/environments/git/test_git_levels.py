@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from environments.git.compare import matches
 from environments.git.levels import load_levels, parse_levels
 from environments.git.tree import dump_repo, load_repo

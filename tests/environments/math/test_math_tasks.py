@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from agentbus.core.environment import TaskSource
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from environments.math.answer import AnswerChecker
 from environments.math.calculator import Calculator
 from environments.math.env import MathEnvironment

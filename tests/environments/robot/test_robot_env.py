@@ -9,8 +9,8 @@ import pytest
 
 from agentbus.core import registry
 from agentbus.core.environment import TaskSource
+from agentbus.core.errors import UserError
 from agentbus.core.messages import ActionProposed
-from agentbus.errors import UserError
 from environments.robot.env import RobotEnvironment
 from environments.robot.tasks import generated_tasks, scene_of, task_for
 from tests.environments.robot.test_robot_rules import sort_world

@@ -13,7 +13,7 @@ from typing import Any, Self
 
 from aiohttp import web
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 
 class Listener:

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 from agentbus.llm.spec import parse_spec
 
 #: the variant of a slot that is skipped; also its value in episode ``assignment`` metadata

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 MIB = 1 << 20
 

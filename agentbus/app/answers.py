@@ -3,7 +3,7 @@
 Real models answer outside the format now and then: an answer cut at the
 output limit (``finish_reason: "length"``), a refused action (no action in
 the answer, a copy of the prompt, or one the environment rejected: the three
-kinds of :mod:`agentbus.refusals`, each its own column), a function call of
+kinds of :mod:`agentbus.core.refusals`, each its own column), a function call of
 no offered function, a prompt that outgrew the context window. Each is
 counted per slot in the episode's usage (:class:`~agentbus.core.outcome.SlotUsage`);
 this module sums them over the counted records for ``results.json``
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agentbus.core.record import EpisodeRecord
-from agentbus.refusals import refused_total
+from agentbus.core.refusals import refused_total
 
 #: a module whose refused actions exceed this share of its calls is named at the end of the run
 MOST = 0.5

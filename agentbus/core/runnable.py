@@ -3,7 +3,7 @@
 An environment is runnable when it can make its own tasks, i.e. it overrides
 :meth:`Environment.setup`. The registry may also hold environments without a
 task loader (a plugin's fixture; the core's own countdown fixture,
-:mod:`agentbus.demo`, is not registered at all); offering those to ``--env`` would end in a
+:mod:`agentbus.core.demo`, is not registered at all); offering those to ``--env`` would end in a
 traceback halfway into a run, so the command lines refuse them up front with
 one line that lists what does run.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from agentbus.core import registry
 from agentbus.core.environment import Environment
-from agentbus.errors import UserError
+from agentbus.core.errors import UserError
 
 
 def is_runnable(env_cls: Any) -> bool:
