@@ -37,7 +37,9 @@ def test_scale_runs_praf_math_episodes_and_reports_lag() -> None:
     assert isinstance(result, dict)
     assert result["episodes"] == 48 and result["errors"] == 0
     assert result["beats"] > 0 and result["lag_p99_ms"] >= 0
-    assert out.strip().splitlines()[-1].startswith("ratio p99 lag / target")
+    # no wall-clock episode timeout unless asked: a starved machine must not fail healthy ones
+    assert result["timeout_s"] is None and 0 < result["episode_wall_p50_s"] <= result["wall_s"]
+    assert out.strip().splitlines()[-1].startswith("ratio on-CPU lag p99 / target")
 
 
 @pytest.mark.skipif(
