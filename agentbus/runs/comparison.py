@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
+from agentbus.core.coalitions import coalition_label
 from agentbus.runs.episodes import EpisodeIndex, coalition_key_of
 
 #: slots beyond which exact per-task Shapley (2^n coalitions per task) is not attempted
@@ -199,14 +200,14 @@ def render_comparison(cmp: Mapping[str, Any], name_a: str, name_b: str) -> str:
         ):
             if not rows:
                 continue
-            label_w = max(len(title), *(len(str(r[key]) or "(none)") for r in rows))
+            label_w = max(len(title), *(len(coalition_label(str(r[key]))) for r in rows))
             lines.append(f"  {title:<{label_w}}  {'A':>7}  {'B':>7}  {'A - B':>7}  interval")
             for r in rows:
                 if r["low"] is not None:
                     ci = f"[{_num(r['low'])}, {_num(r['high'])}] over {r['n']} tasks"
                 else:
                     ci = f"none: {r['why']}"
-                label = str(r[key]) or "(none)"
+                label = coalition_label(str(r[key]))
                 signed = key == "slot"  # phi has a sign; a coalition's mean reward does not
                 lines.append(
                     f"  {label:<{label_w}}  {_num(r['a'], signed):>7}  {_num(r['b'], signed):>7}  "

@@ -26,6 +26,7 @@ from agentbus.core.events import (
 from agentbus.core.outcome import is_agent_failure
 from agentbus.core.record import payload_counts
 from agentbus.llm.labels import model_labels
+from agentbus.runs.bill import sent_of
 from agentbus.runs.snapshots import (
     _estimate_coalitions,
     _num,
@@ -70,6 +71,10 @@ class RunState:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.llm_calls = 0
+        #: what the ended episodes' calls upstream cost (None: no priced call), every attempt
+        self.spent_usd: float | None = None
+        self.sent_calls = 0
+        self.sent_tokens = 0
         self.reward_sum = 0.0
         self.successes = 0
         self.seen: set[str] = set()
@@ -78,6 +83,10 @@ class RunState:
         self.snapshot: list[dict[str, Any]] = []
         self.snapshot_raw: dict[str, Any] | None = None
         self.run_started_ts: float | None = None
+        #: the latest event time seen, and the seconds earlier processes of a resumed
+        #: run ran (each run.started to its last event): the run's own duration
+        self.last_ts: float | None = None
+        self._earlier_s = 0.0
         self.finished = False
         #: when the run finished, and why it stopped early (run.finished's "stopped")
         self.finished_ts: float | None = None
@@ -94,8 +103,13 @@ class RunState:
         seq = event.get("seq")
         if isinstance(seq, int):
             self.last_seq = max(self.last_seq, seq)
+        if kind == RUN_STARTED and self.run_started_ts is not None and self.last_ts is not None:
+            # a resumed run: the process before ran from its start to its last event
+            self._earlier_s += max(self.last_ts - self.run_started_ts, 0.0)
+            self._window.clear()  # this process's rate is its own episodes'
         if self.run_started_ts is None:
             self.run_started_ts = ts
+        self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
         if kind == EPISODE_ENDED:
             self._ended(event, ts)
         elif kind == EPISODE_STARTED:
@@ -127,6 +141,11 @@ class RunState:
         self.prompt_tokens += prompt
         self.completion_tokens += completion
         self.llm_calls += int(outcome.get("llm_calls", 0) or 0)
+        usd, calls, tokens = sent_of(outcome)
+        if usd is not None:
+            self.spent_usd = (self.spent_usd or 0.0) + usd
+        self.sent_calls += calls
+        self.sent_tokens += tokens
         key = payload_key(event.get("coalition"))
         model = str(event.get("test_model") or "")
         row = self.coalitions.get((model, key))
@@ -240,6 +259,15 @@ class RunState:
         prompt, output = self.token_rates(now)
         return eps, prompt + output
 
+    def duration_s(self) -> float | None:
+        """Seconds the run ran: each process from its run.started to its run.finished
+        (or its last event), summed over a resumed run's processes; None before any."""
+        started = self.run_started_ts
+        if started is None:
+            return None
+        end = self.finished_ts if self.finished and self.finished_ts is not None else self.last_ts
+        return max(self._earlier_s + (end or started) - started, 1e-9)
+
     def eta_s(self, now: float | None = None) -> float | None:
         """Seconds left at the current rate (None before any rate, or with no total)."""
         eps, _ = self.rates(now)
@@ -251,11 +279,11 @@ class RunState:
         """The figures as one JSON-friendly dict (``/api/status``)."""
         eps, tps = self.rates(now)
         prompt_tps, output_tps = self.token_rates(now)
-        started, ended = self.run_started_ts, self.finished_ts
-        if self.finished and started is not None and ended is not None:
-            # a finished run's rates are over its own duration, not the wall clock's
-            span = max(ended - started, 1e-9)
-            eps = self.done / span
+        span = self.duration_s() if self.finished or self.interrupted else None
+        if span is not None:
+            # nothing more is coming: the rates are over the run's own duration, not
+            # a window that ends at the wall clock (and so falls while a page is open)
+            eps = len(self.seen) / span
             prompt_tps, output_tps = self.prompt_tokens / span, self.completion_tokens / span
             tps = prompt_tps + output_tps
         done = self.base_done + self.done
@@ -290,12 +318,21 @@ class RunState:
             "agent_failures": self.agent_failures,
             "mean_reward": self.reward_sum / self.done if self.done else None,
             "episodes_per_s": eps,
+            # the run's own duration, once nothing more is coming (the rates are over it)
+            "duration_s": span,
             "tokens_per_s": tps,
             "prompt_tokens_per_s": prompt_tps,
             "output_tokens_per_s": output_tps,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "llm_calls": self.llm_calls,
+            # summed from the episodes' records (the finished run's bill: agentbus.runs.bill)
+            "spent": {
+                "usd": self.spent_usd,
+                "sent_calls": self.sent_calls,
+                "sent_tokens": self.sent_tokens,
+                "source": "records",
+            },
             "finished": self.finished,
             "stopped": self.stopped,
             "offset": self.last_seq,

@@ -45,10 +45,12 @@ import structlog
 from aiohttp import web
 from yarl import URL
 
+from agentbus.core.coalitions import EMPTY_KEY, EMPTY_LABEL
 from agentbus.core.errors import UserError
 from agentbus.core.events import ATTRIBUTION_SNAPSHOT, EventHub
 from agentbus.core.listener import Listener
 from agentbus.core.logs import scrub_bytes
+from agentbus.runs.bill import ResultsBill
 from agentbus.runs.blame_marks import by_module, mark_of
 from agentbus.runs.episodes import EpisodeIndex
 from agentbus.runs.phi_history import PhiHistory
@@ -126,6 +128,8 @@ class LiveServer(EventStreams, Listener):
         self.history = PhiHistory()
         #: one small row per episode, for the paginated, filtered episode list
         self.episodes = EpisodeIndex()
+        #: a finished run's bill, from the results.json it wrote after run.finished
+        self.bill = ResultsBill(store.run_dir)
         self.url = ""
         self._applied = 0
         self._catchup = anyio.Lock()
@@ -247,6 +251,7 @@ class LiveServer(EventStreams, Listener):
         # a finished run opened by agentbus.view: nothing more will come
         body["read_only"] = self.store.closed and self.hub is None
         body["episodes_indexed"] = len(self.episodes)
+        body["bill"] = self.bill.get(state.finished_ts if state.finished else None)
         raw = state.snapshot_raw
         # the dashboard shows no number while the latest snapshot is not estimable
         body["phi_estimable"] = None if raw is None else raw.get("estimable")
@@ -291,6 +296,8 @@ class LiveServer(EventStreams, Listener):
             return _error(400, "offset and limit must be integers")
         await self._state()
         coalition = q.get("coalition")
+        if coalition == EMPTY_LABEL:  # the empty coalition as people write it
+            coalition = EMPTY_KEY
         rows = self.episodes.select(
             task=q.get("task") or None,
             coalition=None if coalition is None or coalition == "*" else coalition,

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentbus.core.calltrace import LLM_CALL, expand_prompts
+from agentbus.core.coalitions import coalition_label
 from agentbus.runs.episodes import coalition_key_of, failure_kind
 
 #: trace fields every message has; the rest are the message's own
@@ -261,7 +262,8 @@ def render_text(t: Mapping[str, Any], *, prompts: bool = False, width: int = 100
         f"task {t['task_id']}"
         + (f" (repeat {t['repeat']})" if t.get("repeat") else "")
         + (f", env {t['env']}" if t.get("env") else ""),
-        f"coalition {t['coalition'] or '(none)'} on test model {t.get('test_model') or '-'}",
+        f"coalition {coalition_label(t['coalition'] or '')} "
+        f"on test model {t.get('test_model') or '-'}",
         "slots: " + ", ".join(f"{s}={t['assignment'].get(s, '?')}" for s in t["slots"]),
     ]
     if v.get("verdict") is not None:  # a user's agent: what it answered comes first

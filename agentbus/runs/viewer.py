@@ -121,6 +121,8 @@ class Viewer(Listener):
             for store, server in zip(self.stores, self.servers, strict=True):
                 await anyio.to_thread.run_sync(store.scan, server.apply)
                 server.applied_up_to(store.offset)
+                # the log as it was: a run that had not finished adds nothing more here
+                server.state.interrupted = not server.state.finished
             self._scanned = True
         return time.perf_counter() - began
 

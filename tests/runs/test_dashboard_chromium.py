@@ -23,6 +23,7 @@ from typing import Any
 
 import aiohttp
 import anyio
+import orjson
 import pytest
 
 from agentbus.core.events import EventHub
@@ -349,11 +350,20 @@ async def viewing(runs: list[Path]) -> AsyncIterator[str]:
         await viewer.stop()
 
 
-def _ended(run: Path) -> list[dict[str, Any]]:
-    import orjson
+def _events(run: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(x) for x in (run / "events.jsonl").read_bytes().splitlines()]
 
-    lines = (run / "events.jsonl").read_bytes().splitlines()
-    return [e for e in map(orjson.loads, lines) if e["type"] == "episode.ended"]
+
+def _ended(run: Path) -> list[dict[str, Any]]:
+    return [e for e in _events(run) if e["type"] == "episode.ended"]
+
+
+ROW_COALITIONS = (
+    "Array.from(document.querySelectorAll('#recent tbody tr')).map(r => r.children[1].textContent)"
+)
+FILTERS = "['f-coalition', 'f-outcome'].map(id => document.getElementById(id).value)"
+#: the address's query, the two menus and the list's page line
+LISTED = f"[location.search, ...{FILTERS}, document.getElementById('page-info').textContent]"
 
 
 BAR_FILLS = (
@@ -376,6 +386,27 @@ async def test_finished_run_dashboard_lists_episodes_a_page_at_a_time(
             "document.getElementById('conn').textContent", lambda v: v == "finished", 20
         )
         assert pill == "finished"
+        # its rates are over its own duration, however long the page stays open (before:
+        # a half-minute window ending at the wall clock, falling while the page was open)
+        events = _events(finished[0])
+        span = next(e["ts"] for e in events if e["type"] == "run.finished") - next(
+            e["ts"] for e in events if e["type"] == "run.started"
+        )
+        assert await page.eval("document.getElementById('eps').textContent") == f"{64 / span:.2f}"
+        assert await page.eval("document.getElementById('rate-span').textContent") == (
+            f"over the run's {span:.1f} s"
+        )
+        # the cost panel shows the bill, the console's cost line (before: the projection
+        # the run announced after its first task blocks)
+        billed = orjson.loads((finished[0] / "results.json").read_bytes())["cost"]["run"]
+        cost = await page.wait_for(
+            "document.getElementById('cost-estimate').textContent",
+            lambda v: bool(v) and v.startswith("bill: "),
+            20,
+        )
+        assert f"{billed['sent_calls']:,} calls sent, {billed['sent_tokens']:,} tokens" in cost
+        assert "at simulated list prices (nothing billed)" in cost and "projected" not in cost
+        assert float(cost.split("$")[1].split()[0]) == pytest.approx(billed["billed_usd"], rel=5e-3)
         # bars coloured per slot, as the lines of the course plot, with an axis
         fills = await page.wait_for(BAR_FILLS, lambda v: v and len(v) == 4, 20)
         lines = dict(await page.wait_for(LINE_COLOURS, lambda v: v and len(v) == 4, 20))
@@ -401,6 +432,29 @@ async def test_finished_run_dashboard_lists_episodes_a_page_at_a_time(
         )
         failed = sum(1 for e in _ended(finished[0]) if not e["outcome"]["success"])
         assert len(statuses) == min(25, failed)
+        # the filters live in the address: a reload or a shared link keeps them, back and
+        # forward step through them (before: the address never changed)
+        assert await page.eval("location.search") == "?outcome=failure"
+        await page.eval(
+            "(() => { const s = document.getElementById('f-coalition'); s.value = '';"
+            " s.dispatchEvent(new Event('change')); })()"
+        )
+        only = await page.wait_for(ROW_COALITIONS, lambda v: bool(v) and set(v) == {"(none)"}, 20)
+        assert await page.eval("location.search") == "?coalition=%28none%29&outcome=failure"
+        await page.eval("location.reload()")
+        kept = await page.wait_for(FILTERS, lambda v: v == ["", "failure"], 30)
+        assert kept == ["", "failure"]
+        await page.wait_for(ROW_COALITIONS, lambda v: v == only, 20)
+        await page.eval("window.history.back()")
+        await page.wait_for(
+            LISTED,
+            lambda v: v[:3] == ["?outcome=failure", "*", "failure"] and f"of {failed} " in v[3],
+            20,
+        )
+        await page.eval("window.history.back()")
+        await page.wait_for(LISTED, lambda v: v[:3] == ["", "*", ""] and "of 64 " in v[3], 20)
+        await page.eval("window.history.forward()")
+        await page.wait_for(LISTED, lambda v: v[0] == "?outcome=failure" and v[2] == "failure", 20)
         # the cost panel sits above the episode list, not under it
         above = await page.eval(
             "document.getElementById('cost-panel').compareDocumentPosition("

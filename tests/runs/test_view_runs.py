@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import subprocess
 import sys
 import time
@@ -194,6 +195,9 @@ async def test_viewer_api_pages_filters_transcripts_diffs_flips(
         assert all(
             r["failure"] == kind for r in (await get(f"api/episodes?failure={kind}"))["rows"]
         )
+        # the all-default coalition as people write it (before: no episode matched)
+        none = await get("api/episodes?coalition=(none)&limit=500")
+        assert none["total"] == 4 and {r["coalition"] for r in none["rows"]} == {""}
         one = await get("api/episodes?coalition=planning+action&limit=500".replace("+", "%2B"))
         assert one["total"] == 4 and {r["coalition"] for r in one["rows"]} == {"planning+action"}
         await get("api/episodes?offset=x", 400)
@@ -290,6 +294,70 @@ async def test_viewer_reads_a_log_being_written_without_touching_it(
     done = cli("agentbus.view", str(live), "--port", "0")
     assert done.returncode == 2 and "line 6 is corrupt" in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+def _events_of(run: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(x) for x in (run / "events.jsonl").read_bytes().splitlines()]
+
+
+async def _status(run: Path) -> dict[str, Any]:
+    v = Viewer([run], port=0)
+    url = await v.start()
+    try:
+        async with aiohttp.ClientSession() as s, s.get(url + "runs/0/api/status") as r:
+            body: dict[str, Any] = await r.json()
+            return body
+    finally:
+        await v.stop()
+
+
+async def test_a_finished_run_shows_its_bill_and_its_own_rates(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The bill is the console's (results.json's cost.run), not the early projection; the
+    rates are over the run's own duration. A log cut short, or a results.json older than the
+    log's end (a resumed run that has not written its own yet), shows what its episodes' records
+    spent instead. Before, /api/status had no bill and a cut-off log's rates fell with the clock."""
+    run = runs[0]
+    events = _events_of(run)
+    began = next(e["ts"] for e in events if e["type"] == "run.started")
+    ended_at = next(e["ts"] for e in events if e["type"] == "run.finished")
+    status = await _status(run)
+    billed = results(run)["cost"]["run"]
+    assert status["bill"]["usd"] == pytest.approx(billed["billed_usd"])
+    assert (status["bill"]["sent_calls"], status["bill"]["sent_tokens"]) == (
+        billed["sent_calls"],
+        billed["sent_tokens"],
+    )
+    assert status["bill"]["simulated"] is True and status["bill"]["priced"] is True
+    assert status["duration_s"] == pytest.approx(ended_at - began)
+    assert status["episodes_per_s"] == pytest.approx(64 / (ended_at - began))
+    spent = sum(
+        u.get("sent_usd") or 0.0
+        for e in events
+        if e["type"] == "episode.ended"
+        for u in e["outcome"]["usage"].values()
+    )
+    assert status["spent"]["usd"] == pytest.approx(spent)
+
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    for name in ("manifest.json", "results.json"):
+        (cut / name).write_bytes((run / name).read_bytes())
+    kept = [e for e in events if e["type"] != "run.finished"]
+    (cut / "events.jsonl").write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in kept))
+    status = await _status(cut)
+    assert status["finished"] is False and status["bill"] is None
+    last = max(e["ts"] for e in kept)
+    assert status["duration_s"] == pytest.approx(last - began)
+    assert status["spent"]["usd"] == pytest.approx(spent)
+
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    for name in ("manifest.json", "results.json", "events.jsonl"):
+        (stale / name).write_bytes((run / name).read_bytes())
+    os.utime(stale / "results.json", (began - 60, began - 60))  # written before the run's end
+    assert (await _status(stale))["bill"] is None
 
 
 async def test_viewer_off_loopback_needs_its_token(runs: tuple[Path, Path]) -> None:

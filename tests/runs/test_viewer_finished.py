@@ -62,3 +62,46 @@ def test_the_page_shows_the_stop_reason_and_the_agent_failures_per_coalition() -
     app = (STATIC / "app.js").read_text()
     assert '"stopped: " + state.stopped' in app and "s.stopped" in app
     assert "agent failures)" in app and "c.agent_failures" in app
+
+
+def _episode(seq: int, ts: float, task: str) -> dict:
+    return {
+        "type": "episode.ended",
+        "seq": seq,
+        "ts": ts,
+        "episode_id": f"sim:strong|-|{task}|r0",
+        "task_id": task,
+        "coalition": [],
+        "test_model": "sim:strong",
+        "outcome": {"reward": 1.0, "success": True, "prompt_tokens": 100, "completion_tokens": 50},
+    }
+
+
+def test_a_resumed_runs_rates_are_over_each_process_and_not_the_gap_between() -> None:
+    """Cut off after 10 s, resumed an hour later for 10 s more: 8 episodes in 20 s of running.
+
+    Before, the span began at the last run.started: 8 episodes over 10 s (0.8/s).
+    """
+    state = RunState()
+    state.apply({"type": "run.started", "seq": 1, "ts": 1000.0, "total": 8})
+    for i in range(4):  # the first process, killed: no run.finished
+        state.apply(_episode(i + 2, 1002.5 + 2.5 * i, f"t{i}"))
+    state.apply({"type": "run.started", "seq": 6, "ts": 4600.0, "total": 8})
+    for i in range(4, 8):
+        state.apply(_episode(i + 3, 4600.0 + 2.5 * (i - 3), f"t{i}"))
+    state.apply({"type": "run.finished", "seq": 11, "ts": 4610.0})
+    s = state.summary(now=1_000_000.0)
+    assert s["episodes_per_s"] == 8 / 20
+    assert s["tokens_per_s"] == 8 * 150 / 20 and s["duration_s"] == 20.0
+
+
+def test_a_log_cut_short_keeps_its_rates_while_the_viewer_stays_open() -> None:
+    """The viewer marks a log without run.finished as over (nothing more will come)."""
+    state = RunState()
+    state.apply({"type": "run.started", "seq": 1, "ts": 1000.0, "total": 8})
+    for i in range(5):
+        state.apply(_episode(i + 2, 1002.0 + 2.0 * i, f"t{i}"))
+    state.interrupted = True
+    early, late = state.summary(now=1011.0), state.summary(now=1_000_000.0)
+    assert early["episodes_per_s"] == late["episodes_per_s"] == 5 / 10
+    assert late["duration_s"] == 10.0 and late["finished"] is False

@@ -43,8 +43,8 @@ function coalitionKey(c) {
   if (Array.isArray(c)) return c.map(String).join("+");
   return c === null || c === undefined ? "" : String(c);
 }
-// the empty coalition (every slot on the default) is "(none)" everywhere: agentbus/coalitions.py EMPTY_LABEL
-const showKey = (k) => k || "(none)";
+// the empty coalition (every slot on the default) is EMPTY_LABEL everywhere (views.js)
+const showKey = (k) => k || EMPTY_LABEL;
 
 // endings that are the agent's own and count in v(S): agentbus/core/outcome.py AGENT_ENDINGS
 // (tests/test_agent_failures.py checks the two lists agree)
@@ -85,7 +85,8 @@ function fromStatus(s) {
     recent: s.recent || [], finished: s.finished, stopped: s.stopped || null,
     snapshotN: s.phi_episodes ?? null,
     phiNote: s.phi_note ?? null, estimate: estimateRows(s.estimate_coalitions),
-    admittedTasks: s.admitted_tasks ?? null, readOnly: !!s.read_only, headline: s.headline || [] };
+    admittedTasks: s.admitted_tasks ?? null, readOnly: !!s.read_only, headline: s.headline || [],
+    spent: s.spent || null, bill: s.bill || null, durationS: s.duration_s ?? null };
   if (s.phi_estimable === false) out.phi = [];
   out.phiNote = notEstimableText(out.phiNote);
   return out;
@@ -176,6 +177,8 @@ function render() {
   $("total").textContent = state.total ?? "?";
   $("eps").textContent = fmt(state.eps, 2);
   $("tps").textContent = fmt(state.tps, 0);
+  // a finished run's rates are over its own duration; a live run's over its recent episodes
+  $("rate-span").textContent = isNum(state.durationS) ? "over the run's " + fmt(state.durationS, 1) + " s" : "";
   $("errors").textContent = state.errors;
   $("agent-failures").textContent = state.agentFailures || 0;
   // no pooled mean reward: it mixes coalitions and is biased mid-run
@@ -184,6 +187,7 @@ function render() {
   if (state.finished && !stopped) $("conn").textContent = finishedText();
   renderPhi();
   renderCoalitions();
+  renderCost();
   // the list follows a live run at most once a second (the resync re-renders meanwhile)
   if (state.offset !== listedAt && !listTimer) {
     listTimer = setTimeout(() => { listTimer = null; refreshEpisodes(); },
@@ -274,7 +278,7 @@ async function resync() {
     const s = await getJSON("api/status");
     const fresh = fromStatus(s);
     if (!state || fresh.offset >= state.offset) state = fresh;
-    else { state.eps = fresh.eps; state.tps = fresh.tps; }
+    else Object.assign(state, { eps: fresh.eps, tps: fresh.tps, spent: fresh.spent, bill: fresh.bill });
     scheduleRender();
     pollHistory();
     return true;
@@ -323,7 +327,8 @@ async function main() {
   while (!(await resync())) await new Promise((r) => setTimeout(r, 2000));
   if (state.readOnly) {
     // agentbus.view: the log as it was when the viewer opened it; no live stream to follow
-    $("conn").textContent = state.finished ? finishedText() : "log snapshot (the run had not finished)";
+    $("conn").textContent = state.finished ? finishedText()
+      : "partial: the run was interrupted before its end (no run.finished in the log)";
     $("conn").className = "pill";
   } else connect();
   watchVariants();

@@ -6,7 +6,8 @@
 // (api/episodes?offset&limit&filters, api/transcript/ID, api/diff?a&b,
 // api/flips?slot), so a 10,000-episode run costs the browser one page at a time.
 // The address's hash names the open view (#episode=ID, #diff=A&b=B, #flips=SLOT),
-// so a transcript or a diff can be linked to and reloaded.
+// so a transcript or a diff can be linked to and reloaded; the query keeps the episode
+// list's filters and page (filters.js).
 "use strict";
 
 const PAGE = 25;
@@ -30,7 +31,9 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-const showCoalition = (k) => (k ? k : "(none)");
+// the empty coalition (every slot on the default): agentbus/core/coalitions.py EMPTY_LABEL
+const EMPTY_LABEL = "(none)";
+const showCoalition = (k) => (k ? k : EMPTY_LABEL);
 // a user's agent's own failures (agentbus/core/outcome.py AGENT_FAILURES), in words
 const FAILURE_WORDS = { agent_crash: "agent crashed", agent_timeout: "agent ran past its time limit",
   agent_no_result: "agent gave no result", agent_refused: "agent called a refused module",
@@ -45,16 +48,6 @@ const slotColor = (slot) => {
 };
 
 // ---- the episode list ------------------------------------------------------
-function filters() {
-  const q = new URLSearchParams();
-  for (const [id, key] of [["f-task", "task"], ["f-coalition", "coalition"], ["f-model", "model"],
-    ["f-outcome", "outcome"], ["f-failure", "failure"]]) {
-    const v = $(id).value;
-    if (v !== "" && v !== "*") q.set(key, v);
-  }
-  return q;
-}
-
 async function refreshEpisodes() {
   if (list.busy) { list.again = true; return; }
   list.busy = true; list.again = false;
@@ -97,7 +90,8 @@ function renderEpisodeRows(rows) {
 
 function fillSelect(id, values, label) {
   const sel = $(id);
-  const keep = sel.value;
+  const key = (FILTERS.find(([i]) => i === id) || [])[1];
+  const keep = key && wanted.has(key) ? wanted.get(key) : sel.value;
   sel.replaceChildren(el("option", { value: id === "f-coalition" ? "*" : "" }, "any " + label),
     ...values.map((v) => el("option", { value: v },
       id === "f-coalition" ? showCoalition(v) : id === "f-failure" ? failureLabel(v) : v)));
@@ -359,13 +353,27 @@ function route() {
 }
 
 function wireViews() {
+  filtersFromAddress();
+  // a filter or page change is a history entry; typing a task id updates its entry in place
+  let typed = false;
+  const changed = (push) => { filtersFromControls(); list.offset = 0; filtersToAddress(push); refreshEpisodes(); };
   for (const id of ["f-coalition", "f-model", "f-outcome", "f-failure"]) {
-    $(id).addEventListener("change", () => { list.offset = 0; refreshEpisodes(); });
+    $(id).addEventListener("change", () => { typed = false; changed(true); });
   }
   let typing = null;
-  $("f-task").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(() => { list.offset = 0; refreshEpisodes(); }, 250); });
-  $("page-prev").addEventListener("click", () => { list.offset = Math.max(0, list.offset - PAGE); refreshEpisodes(); });
-  $("page-next").addEventListener("click", () => { list.offset += PAGE; refreshEpisodes(); });
+  $("f-task").addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => { changed(!typed); typed = true; }, 250);
+  });
+  const turn = (offset) => { typed = false; list.offset = offset; filtersToAddress(true); refreshEpisodes(); };
+  $("page-prev").addEventListener("click", () => turn(Math.max(0, list.offset - PAGE)));
+  $("page-next").addEventListener("click", () => turn(list.offset + PAGE));
+  window.addEventListener("popstate", () => {
+    if (location.search === listedSearch) return;  // only the hash moved: route() follows it
+    typed = false;
+    filtersFromAddress();
+    refreshEpisodes();
+  });
   $("pair-b").addEventListener("change", () => { $("pair-b").dataset.touched = "1"; });
   $("pair-go").addEventListener("click", diffPair);
   $("diff-go").addEventListener("click", () => {
