@@ -21,7 +21,11 @@ is what each arm costs:
 Ratios last: agentbus's client over the faster bare client (target <= 1.3x),
 and the SDK path over the lean one.
 
-Run: ``python benchmarks/client_cpu.py [--tasks 6] [--speed 50] [--concurrency 64]``.
+``--loop uvloop`` runs everything on uvloop (what ``python -m agentbus.run``
+uses where it is installed: ``pip install 'agentbus[uvloop]'``), every arm alike.
+
+Run: ``python benchmarks/client_cpu.py [--tasks 6] [--speed 50] [--concurrency 64]
+[--loop asyncio|uvloop]``.
 """
 
 from __future__ import annotations
@@ -182,7 +186,7 @@ async def measure(args: argparse.Namespace) -> int:
         registry.register("backends", "capture_sdk", CaptureSDK)
     spec = ServerSpec(tasks=args.tasks, speed=args.speed, max_num_seqs=256)
     with SimServer(spec) as server:
-        print(server.describe())
+        print(f"{server.describe()}; this process's loop: {args.loop}")
         # warm-up: imports, the math workers, the first connections
         await end_to_end(server.url, 1, "capture")
         lean_small, small_eps, _ = await end_to_end(server.url, args.tasks, "capture")
@@ -228,8 +232,17 @@ def main() -> int:
     ap.add_argument("--tasks", type=int, default=6, help="math tasks (x16 coalitions)")
     ap.add_argument("--speed", type=float, default=50.0, help="simulator time scale")
     ap.add_argument("--concurrency", type=int, default=64, help="replay: requests in flight")
+    ap.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio")
     args = ap.parse_args()
     quiet_logs()
+    if args.loop == "uvloop":
+        try:
+            import uvloop
+        except ImportError:
+            print("uvloop is not installed (pip install 'agentbus[uvloop]')", file=sys.stderr)
+            return 2
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(measure(args))
     return asyncio.run(measure(args))
 
 
