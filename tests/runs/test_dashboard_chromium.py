@@ -58,6 +58,15 @@ def ended(i: int) -> dict[str, Any]:
             "steps": 2,
             "prompt_tokens": 50,
             "completion_tokens": 5,
+            # what went upstream and what it cost: the cost panel's "spent"
+            "usage": {
+                "planning": {
+                    "sent_calls": 1,
+                    "sent_input_tokens": 40,
+                    "sent_output_tokens": 5,
+                    "sent_usd": 0.001,
+                }
+            },
             "trace": [
                 {"type": "Plan", "sender": "planning", "seq": 1, "text": f"plan for task t{i}"},
                 {"type": "Thought", "sender": "reasoning", "seq": 2, "text": "subtract three"},
@@ -163,6 +172,9 @@ async def browser(url: str, profile: Path) -> AsyncIterator[Page]:
             await proc.aclose()
 
 
+PROJECTION = {"usd": 0.5, "usd_low": 0.4, "usd_high": 0.6, "tokens": 1e5, "confidence": 0.95,
+              "blocks": 1, "of": 10}  # fmt: skip
+COST = "document.getElementById('cost-estimate').textContent"
 BARS = (
     "Array.from(document.querySelectorAll('#phi-chart rect.bar'))"
     ".map(b => [b.dataset.slot, Number(b.dataset.phi), Number(b.getAttribute('width'))])"
@@ -187,9 +199,16 @@ async def test_dashboard_follows_a_streaming_run(tmp_path: Path) -> None:
             for i in range(3):
                 await hub.publish("episode.ended", ended(i))
             await hub.publish("attribution.snapshot", snapshot(1.0))
+            await hub.publish("cost.estimate", PROJECTION)
             try:
                 async with browser(url, tmp_path / "profile") as page:
                     await page.wait_for(DONE, lambda v: v == "3/40", 60)
+                    # a live run: what its episodes spent so far, and the projection, each
+                    # labelled (before: the projection alone, also once the run had ended)
+                    cost = await page.wait_for(COST, lambda v: v and len(v.split("\n")) == 2, 20)
+                    spent, projected = cost.split("\n")
+                    assert spent == "spent so far: $0.00300 billed; 3 calls sent, 135 tokens"
+                    assert projected.startswith("whole run, projected: $0.500 [$0.400, $0.600]")
                     bars = await page.wait_for(BARS, lambda v: v and len(v) == 4, 20)
                     first = {slot: (phi, width) for slot, phi, width in bars}
                     assert first["planning"][0] == pytest.approx(0.1)

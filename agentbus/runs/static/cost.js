@@ -48,10 +48,10 @@ function renderCost() {
   const lines = [];
   if (state.finished && bill) {
     lines.push("bill: " + spentText(bill, bill.priced, bill.simulated));
-  } else if ((spent.sent_tokens || 0) > 0 || projection) {
+  } else {
     const what = state.finished ? "spent (from the episodes' records; the bill appears once results.json is written): "
       : over ? "spent before the run was cut short (the episodes that ended): " : "spent so far: ";
-    lines.push(what + spentText(spent, isNum(spent.usd), simulatedRun()));
+    if ((spent.sent_tokens || 0) > 0) lines.push(what + spentText(spent, isNum(spent.usd), simulatedRun()));
     if (!over && projection) lines.push(projectionText(projection));
   }
   if (!lines.length) return;
