@@ -21,6 +21,9 @@ from attribution.headline import headline
 from attribution.stop_interval import ANYTIME
 from attribution.variance import MIN_CLUSTERS
 
+#: how a Python traceback starts (a failure's reason may hold one)
+TRACEBACK = "Traceback (most recent call last):"
+
 
 def given_up_line(results: Mapping[str, Any]) -> str | None:
     """One line on cells left out, by coalition (None when there are none)."""
@@ -226,6 +229,24 @@ def _one_line(text: Any, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
+def _reason_cell(text: Any) -> str:
+    """A failure's reason in one cell: its first line, and a traceback's exception line."""
+    lines = [line for line in str(text or "").splitlines() if line.strip()]
+    if len(lines) > 1 and TRACEBACK in str(text):
+        last = lines[-1].strip()
+        return _one_line(lines[0] if last in lines[0] else f"{lines[0]} ... {last}", 300)
+    return _one_line(text, 300)
+
+
+def _whole(kind: str, reason: Any) -> str:
+    """A failure's reason as it was recorded, in a fence that its own text cannot close."""
+    text = str(reason or "").rstrip()
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"`{kind}`:\n\n{fence}text\n{text}\n{fence}"
+
+
 def agent_failure_line(results: Mapping[str, Any]) -> str | None:
     """One line: how many counted episodes were the agent's own failures, by kind."""
     failures = results.get("agent_failures")
@@ -250,11 +271,11 @@ def agent_failure_markdown(results: Mapping[str, Any]) -> str | None:
     if line is None:
         return None
     failures = results["agent_failures"]
-    kinds = list(failures["by_kind"])
+    kinds, reasons = list(failures["by_kind"]), failures["reasons"]
     per_kind = _md_table(
         ["kind", "episodes", "first reason"],
         [
-            [f"`{k}` ({AGENT_FAILURES.get(k, k)})", str(n), _one_line(failures["reasons"].get(k))]
+            [f"`{k}` ({AGENT_FAILURES.get(k, k)})", str(n), _reason_cell(reasons.get(k))]
             for k, n in failures["by_kind"].items()
         ],
     )
@@ -270,7 +291,9 @@ def agent_failure_markdown(results: Mapping[str, Any]) -> str | None:
     return (
         f"## Agent failures\n\n{line[0].upper() + line[1:]}. Each is a reward of 0 in its "
         "coalition's v(S): the agent's behaviour, not the machine's.\n\n"
-        f"{per_kind}\n\nPer coalition:\n\n{per_coalition}"
+        f"{per_kind}\n\nPer coalition:\n\n{per_coalition}\n\n"
+        "The first reason of each kind, whole (a traceback as the agent left it):\n\n"
+        + "\n\n".join(_whole(k, reasons.get(k)) for k in kinds)
     )
 
 

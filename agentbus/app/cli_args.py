@@ -145,11 +145,8 @@ def parser() -> OneLineParser:
     )
     a("--unmapped", metavar="MODEL", help="model for modules of your agent that are no slot")
     a("--agent-timeout", type=float, dest="agent_timeout_s", help="seconds per agent run")
-    a(
-        "--agent-processes",
-        type=int,
-        help="command agents running at once (default: the CPUs this machine gives the run)",
-    )
+    at_once = "command agents at once (default: the run's CPUs; as workers 4 per CPU, 16 at most)"
+    a("--agent-processes", type=int, help=at_once)
     a(
         "--keep-going",
         action="store_true",
@@ -157,7 +154,8 @@ def parser() -> OneLineParser:
         help="run on when the first block shows a misconfigured agent (stops by default)",
     )
     a("--agent-isolation", choices=("sandbox", "none"), help="where --agent-cmd runs (sandbox)")
-    a("--agent-workers", action="store_true", default=None, help="--agent-cmd as workers")
+    workers = "--agent-cmd as long-lived workers or not (default: as its worker handshake says)"
+    a("--agent-workers", action=argparse.BooleanOptionalAction, help=workers)
     a("--agent-memory-mb", type=int, help="memory of a sandboxed agent's process tree (4096)")
     a("--agent-disk-mb", type=int, help="size of a sandboxed agent's private directory (1024)")
     a("--agent-path", dest="agent_paths", type=_csv, help="more paths a sandboxed agent reads")

@@ -123,8 +123,9 @@ class RunConfig(BaseModel):
     keep_going: bool = False
     #: where a command agent runs: a bubblewrap sandbox or beside agentbus (docs/security.md)
     agent_isolation: Literal["sandbox", "none"] = "sandbox"
-    #: --agent-cmd as long-lived workers, one episode at a time each (JSON lines)
-    agent_workers: bool = False
+    #: --agent-cmd as long-lived workers, one episode at a time each (JSON lines); None: as
+    #: workers when the command answers the worker handshake (gateway/auto_workers.py)
+    agent_workers: bool | None = None
     #: memory of a sandboxed command agent's process tree, its private directory included, MiB
     agent_memory_mb: int = Field(default=4096, ge=64)
     #: size of each command agent's private directory (a tmpfs in the sandbox), MiB

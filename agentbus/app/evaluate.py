@@ -183,7 +183,7 @@ async def execute(prep: Prepared, console: Console, servers: list[LiveServer]) -
         actors_for = None
         if external.is_external(config):  # your own agent, through the module gateway
             actors_for = await stack.enter_async_context(
-                external.external_agent(config, router.client)
+                external.external_agent(config, router.client, prep.run_dir)
             )
         factory = SpecFactory(
             prep.plan,

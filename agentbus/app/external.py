@@ -27,9 +27,12 @@ from agentbus.core.errors import UserError
 from agentbus.core.record import EpisodeRecord
 from agentbus.gateway import sandbox
 from agentbus.gateway.actors import DRIVER, AgentDriver, DriverConfig, EpisodeLink, GatewaySlot
+from agentbus.gateway.agent_log import AGENT_LOG, AgentLog
+from agentbus.gateway.auto_workers import AutoCommandAgent
 from agentbus.gateway.environment import ExternalEnvironment
 from agentbus.gateway.isolation import NONE_WARNING, Isolation, replay_isolation
 from agentbus.gateway.limits import MIB, Limits
+from agentbus.gateway.machine import machine_cpus
 from agentbus.gateway.runners import AgentRunner, CallableAgent, CommandAgent, HttpAgent
 from agentbus.gateway.scorers import TRUST_RESULT, load_scorer
 from agentbus.gateway.server import Gateway
@@ -42,6 +45,9 @@ if TYPE_CHECKING:
     from agentbus.app.config import RunConfig
     from agentbus.app.evaluation import Agent, Resolved
 
+#: workers per CPU (16 at most) when --agent-processes is not given (a process per
+#: episode: one per CPU)
+WORKERS_PER_CPU = 4
 #: the module name every slot of an external agent is filled with
 SLOT_MODULE = "gateway.slot"
 
@@ -155,6 +161,8 @@ def replay_config(config: RunConfig, allow_none: bool, paths: Sequence[Path] = (
     safe = replay_isolation(isolation_of(config), allow_none=allow_none, paths=paths)
     return config.model_copy(
         update={
+            # a replay is a process per episode unless the run forced workers
+            "agent_workers": config.agent_workers or False,
             "agent_isolation": safe.mode,
             "agent_memory_mb": safe.memory_mb,
             "agent_disk_mb": safe.disk_mb,
@@ -176,25 +184,46 @@ def notes(config: RunConfig) -> list[str]:
     return out
 
 
-def make_runner(config: RunConfig, cwd: Path | None = None) -> AgentRunner:
+def say(line: str) -> None:
+    """A console line of the run (stderr, beside the other ``agentbus:`` lines)."""
+    print(f"agentbus: {line}", file=sys.stderr)
+
+
+def make_runner(
+    config: RunConfig,
+    cwd: Path | None = None,
+    notice: Callable[[str], None] = say,
+    log: AgentLog | None = None,
+) -> AgentRunner:
+    """The runner of the run's agent; a command runs as workers when it answers the
+    handshake unless ``--agent-workers``/``--no-agent-workers`` decided (``notice`` says
+    which it got). The agent's own output goes to ``log`` (the run's agent.log)."""
     limit = config.agent_timeout_s
     if config.inspect is not None:
         return inspect_run.make_runner(config)
     if config.agent_cmd is not None:
         isolation = isolation_of(config)
         sandbox.check(isolation)
-        kind = WorkerAgent if config.agent_workers else CommandAgent
-        return kind(
-            config.agent_cmd,
-            time_limit_s=limit,
-            max_processes=config.agent_processes,
-            cwd=cwd,
-            isolation=isolation,
-            output_cap=int(config.agent_output_mb * MIB),
-        )
+        options: dict[str, Any] = {
+            "time_limit_s": limit,
+            "max_processes": config.agent_processes,
+            "cwd": cwd,
+            "isolation": isolation,
+            "output_cap": int(config.agent_output_mb * MIB),
+            "log": log,
+        }
+        # workers mostly wait for the model, so more of them than CPUs pay (started one
+        # at a time, while episodes wait); --agent-processes sets the number either way
+        given = "agent_processes" in config.model_fields_set
+        workers = config.agent_processes if given else min(WORKERS_PER_CPU * machine_cpus(), 16)
+        if config.agent_workers is None:
+            return AutoCommandAgent(config.agent_cmd, notice=notice, workers=workers, **options)
+        if config.agent_workers:
+            return WorkerAgent(config.agent_cmd, **{**options, "max_processes": workers})
+        return CommandAgent(config.agent_cmd, **options)
     if config.agent_url is not None:
         return HttpAgent(config.agent_url, time_limit_s=limit)
-    return CallableAgent(config.agent, time_limit_s=limit)
+    return CallableAgent(config.agent, time_limit_s=limit, log=log)
 
 
 def summary(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
@@ -256,12 +285,17 @@ ActorsFor = Callable[["Resolved"], list[ActorSpec]]
 
 @asynccontextmanager
 async def external_agent(
-    config: RunConfig, client: Callable[[str], LLM]
+    config: RunConfig, client: Callable[[str], LLM], run_dir: Path | None = None
 ) -> AsyncIterator[ActorsFor]:
-    """Start the gateway and the runner; yield how to build one episode's actors."""
-    runner = make_runner(config)
+    """Start the gateway and the runner; yield how to build one episode's actors.
+
+    The agent's own output (its frameworks' logs, its stderr) goes to
+    ``run_dir``/agent.log, named on the console when the first line lands.
+    """
+    log = AgentLog(run_dir / AGENT_LOG if run_dir is not None else None, notice=say)
+    runner = make_runner(config, log=log)
     for line in notes(config):
-        print(f"agentbus: {line}", file=sys.stderr)
+        say(line)
     gateway = Gateway(
         temperature=config.llm.sampling.params().temperature,
         limits=Limits(body_bytes=int(config.gateway_body_mb * MIB)),
@@ -287,6 +321,7 @@ async def external_agent(
     finally:
         await runner.aclose()
         await gateway.stop()
+        log.close()
 
 
 __all__ = [

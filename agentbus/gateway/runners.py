@@ -36,6 +36,16 @@ import orjson
 
 from agentbus.core.errors import InfraError, UserError
 from agentbus.core.inputs import json_object
+from agentbus.gateway.agent_log import (
+    AGENT_TASK,
+    STDERR_TAIL,
+    TRACEBACK_CAP,
+    AgentLog,
+    Capture,
+    Tail,
+    capture,
+    failure_text,
+)
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.deadline import agent_deadline
 from agentbus.gateway.isolation import NONE, Isolation
@@ -44,24 +54,10 @@ from agentbus.gateway.scorers import load_callable
 
 #: variables a command agent inherits from agentbus's environment (all others are dropped)
 PASSED_ENV: tuple[str, ...] = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "TERM",
-    "TMPDIR",
-    "TZ",
-    "PYTHONPATH",
-    "VIRTUAL_ENV",
-    "NODE_PATH",
-    "SYSTEMROOT",
-)
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TMPDIR", "TZ",
+    "PYTHONPATH", "VIRTUAL_ENV", "NODE_PATH", "SYSTEMROOT",
+)  # fmt: skip
 
-#: how much of a failed command's stderr the record keeps
-STDERR_TAIL = 2000
 MIB = 1024 * 1024
 #: bytes a command agent may print on stdout, and again on stderr (--agent-output-mb)
 OUTPUT_CAP = 64 * MIB
@@ -96,15 +92,25 @@ def _result(value: Any, where: str) -> dict[str, Any]:
 class CallableAgent:
     """``--agent MODULE:FUNC``: ``async def FUNC(task, ctx) -> dict`` in this process."""
 
-    def __init__(self, name: str, time_limit_s: float | None = None) -> None:
+    def __init__(
+        self, name: str, time_limit_s: float | None = None, log: AgentLog | None = None
+    ) -> None:
         self.fn = load_callable(name, "--agent")
         if not inspect.iscoroutinefunction(self.fn):
             raise UserError(f"--agent {name!r}: must be an async function (async def)")
         self.label = name
         self.time_limit_s = time_limit_s
+        self.log = log  # its frameworks' logs and prints go there (agent_log.capture)
+        self._capture = contextlib.ExitStack()
+        self._taken: Capture | None = None
 
     async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
         limit = self.time_limit_s if self.time_limit_s is not None else float("inf")
+        if self.log is not None:
+            if self._taken is None:
+                self._taken = self._capture.enter_context(capture(self.log))
+            self._taken.adopt()  # loggers its framework made since
+        token = AGENT_TASK.set(ctx.task_id)
         try:
             with agent_deadline(limit):  # less its calls' waits for a model slot
                 value = await self.fn(task, ctx)
@@ -115,12 +121,13 @@ class CallableAgent:
         except Exception as exc:
             raise AgentFailed(f"agent raised {type(exc).__name__}: {exc}\n{format_exc()}") from None
         finally:
+            AGENT_TASK.reset(token)
             with anyio.CancelScope(shield=True):
                 await ctx.aclose()
         return _result(value, self.label)
 
     async def aclose(self) -> None:
-        return None
+        self._capture.close()
 
 
 def last_json_object(text: str) -> dict[str, Any] | None:
@@ -172,8 +179,10 @@ class CommandProcesses:
         isolation: Isolation = NONE,
         output_cap: int = OUTPUT_CAP,
         result_cap: int = RESULT_CAP,
+        log: AgentLog | None = None,
     ) -> None:
         self.argv = command_argv(command)
+        self.log = log if log is not None else AgentLog(None)  # where its stderr lines go
         self.label = command
         self.time_limit_s = time_limit_s
         self.cwd = cwd
@@ -187,23 +196,23 @@ class CommandProcesses:
         self.sandbox = Sandbox(self.isolation, self.argv, launch_dir, view_env)
 
     async def _spawn(
-        self, env: dict[str, str], **options: Any
+        self, env: dict[str, str], extra_fds: tuple[int, ...] = (), **options: Any
     ) -> tuple[asyncio.subprocess.Process, Launch]:
         """Start the command with piped stdio in a fresh private directory of its own.
 
-        A start that fails is the agent's failure. The caller closes the
-        :class:`Launch` once the process has ended (its group, its folder).
+        A start that fails is the agent's failure; ``extra_fds`` stay open in the child. The
+        caller closes the :class:`Launch` once the process has ended (its group, its folder).
         """
         launch = self.sandbox.launch(env)
+        options.setdefault("stdin", asyncio.subprocess.PIPE)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *launch.argv,
-                stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=launch.env,
                 cwd=launch.cwd,
-                pass_fds=launch.fds,
+                pass_fds=(*launch.fds, *extra_fds),
                 start_new_session=True,  # its own process group, killed as one
                 preexec_fn=launch.preexec,
                 **options,
@@ -249,7 +258,8 @@ class CommandAgent(CommandProcesses):
     What it prints is read in chunks and bounded: past ``output_cap`` bytes on
     stdout or stderr it is killed (the reason names the cap); only the last
     ``result_cap`` bytes of stdout are kept, which must hold the result line,
-    and the last :data:`STDERR_TAIL` characters of stderr go into the record.
+    and of stderr the record keeps its last traceback whole (else its last
+    :data:`STDERR_TAIL` characters); both go to agent.log line by line.
     """
 
     async def run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
@@ -258,8 +268,9 @@ class CommandAgent(CommandProcesses):
 
     async def _run(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
         proc, launch = await self._spawn(child_env(ctx))
-        out = _Tail(self.result_cap + 1, "stdout")
-        err = _Tail(STDERR_TAIL * 4, "stderr")
+        source = f"process {self.started} task {ctx.task_id}"
+        out = Tail(self.result_cap + 1, "stdout", self.log.sink(f"{source} stdout"))
+        err = Tail(TRACEBACK_CAP, "stderr", self.log.sink(source))
         over: list[str] = []
         cpu: list[str] = []
         try:
@@ -285,10 +296,12 @@ class CommandAgent(CommandProcesses):
                 await _reap(proc)
                 why = self._why(launch, err.text()[-STDERR_TAIL:])
                 launch.close()
+                out.flush()
+                err.flush()
         if cpu:
             raise AgentFailed(f"agent command: {cpu[0]}; killed")
         if proc.returncode != 0:
-            tail = err.text()[-STDERR_TAIL:].strip()
+            tail = failure_text(err.text())
             raise AgentFailed(
                 f"agent command exited with status {proc.returncode}"
                 + (f": {tail}" if tail else "")
@@ -317,7 +330,7 @@ class CommandAgent(CommandProcesses):
     async def _drain(
         self,
         stream: asyncio.StreamReader | None,
-        tail: _Tail,
+        tail: Tail,
         scope: anyio.CancelScope,
         over: list[str],
     ) -> None:
@@ -352,27 +365,6 @@ async def _read_upto(stream: aiohttp.StreamReader, limit: int) -> bytes:
     while len(data) < limit and (chunk := await stream.read(limit - len(data))):
         data += chunk
     return bytes(data)
-
-
-class _Tail:
-    """The last ``keep`` bytes of a stream, and how many came in all."""
-
-    def __init__(self, keep: int, name: str) -> None:
-        self.keep = keep
-        self.name = name
-        self.buffer = bytearray()
-        self.total = 0
-        self.dropped = False
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        self.buffer += chunk
-        if len(self.buffer) > self.keep:
-            del self.buffer[: len(self.buffer) - self.keep]
-            self.dropped = True
-
-    def text(self) -> str:
-        return self.buffer.decode(errors="replace")
 
 
 def _size(n: int) -> str:

@@ -176,8 +176,21 @@ async def run(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return await solve(task, set(ctx.off_slots), llms)
 
 
+async def serve() -> None:
+    """As a worker (agentbus's handshake, docs/your-agent.md): one episode per line on the
+    descriptor agentbus names, LangGraph and LangChain imported once for all of them."""
+    print(json.dumps({"agentbus_worker": 1}), flush=True)
+    lines = os.fdopen(int(os.environ.get("AGENTBUS_WORKER_FD", "0")))
+    while line := await asyncio.to_thread(lines.readline):
+        msg = json.loads(line)
+        llms = models(base_url=msg["base_url"], api_key=msg["api_key"], **_pools())
+        print(json.dumps(await solve(msg["task"], set(msg["off_slots"]), llms)), flush=True)
+
+
 async def main() -> None:
     """The command entry point: task JSON on stdin, one result JSON line on stdout."""
+    if os.environ.get("AGENTBUS_WORKER"):
+        return await serve()
     task = json.loads(sys.stdin.read())
     off = {s for s in os.environ.get("AGENTBUS_OFF_SLOTS", "").split(",") if s}
     result = await solve(task, off, models())  # OPENAI_BASE_URL / OPENAI_API_KEY

@@ -120,8 +120,24 @@ async def run(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return await solve(task, set(ctx.off_slots), config)
 
 
+async def serve() -> None:
+    """As a worker (agentbus's handshake, docs/your-agent.md): one episode per line on the
+    descriptor agentbus names, the SDK imported once for all of them."""
+    print(json.dumps({"agentbus_worker": 1}), flush=True)
+    lines = os.fdopen(int(os.environ.get("AGENTBUS_WORKER_FD", "0")))
+    while line := await asyncio.to_thread(lines.readline):
+        msg = json.loads(line)
+        async with AsyncOpenAI(base_url=msg["base_url"], api_key=msg["api_key"]) as client:
+            provider = OpenAIProvider(openai_client=client, use_responses=False)
+            config = RunConfig(model_provider=provider, tracing_disabled=True)
+            result = await solve(msg["task"], set(msg["off_slots"]), config)
+        print(json.dumps(result), flush=True)
+
+
 async def main() -> None:
     """The command entry point: task JSON on stdin, one result JSON line on stdout."""
+    if os.environ.get("AGENTBUS_WORKER"):
+        return await serve()
     task = json.loads(sys.stdin.read())
     off = {s for s in os.environ.get("AGENTBUS_OFF_SLOTS", "").split(",") if s}
     # the two-line change: a client pointed at the gateway, and chat completions

@@ -18,9 +18,11 @@ a thread of this module's own pool (not the event loop's default executor,
 which the run's other work shares).
 
 Run it as a command (``--agent-cmd "python examples/smolagents/agent.py"``:
-task JSON on stdin, one result JSON line on stdout; ``OPENAI_BASE_URL`` and
-``OPENAI_API_KEY`` in the environment) or in process
-(``--agent examples.smolagents.agent:run``).
+it answers agentbus's worker handshake, so long-lived workers serve episode
+after episode and smolagents is imported once per worker, :func:`serve`;
+a process per episode with ``--no-agent-workers``: task JSON on stdin, one
+result JSON line on stdout, ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` in
+the environment) or in process (``--agent examples.smolagents.agent:run``).
 
 The same tree of ``CodeAgent`` objects is ``run_code`` (``--code`` as a
 command): the model acts by writing a block of Python per step, which
@@ -122,10 +124,29 @@ async def run_code(task: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return await run(task, ctx, CodeAgent)
 
 
+def serve(kind: type[MultiStepAgent]) -> None:
+    """As a worker: say so, then one episode per line on the channel agentbus names.
+
+    agentbus sets ``AGENTBUS_WORKER``; the episode lines come on descriptor
+    ``AGENTBUS_WORKER_FD`` (stdin under ``--agent-workers``), each with its own
+    token and base URL. The hello line is the handshake that makes agentbus
+    keep this process for episode after episode (docs/your-agent.md, Workers).
+    """
+    print(json.dumps({"agentbus_worker": 1}), flush=True)
+    with open(int(os.environ.get("AGENTBUS_WORKER_FD", "0")), encoding="utf-8") as lines:
+        for line in lines:
+            msg = json.loads(line)
+            off = set(msg["off_slots"])
+            result = solve(msg["task"], msg["base_url"], msg["api_key"], off, kind)
+            print(json.dumps(result), flush=True)
+
+
 def main() -> None:
+    kind = CodeAgent if "--code" in sys.argv[1:] else ToolCallingAgent
+    if os.environ.get("AGENTBUS_WORKER"):
+        return serve(kind)
     task = json.load(sys.stdin)
     off = {s for s in os.environ.get("AGENTBUS_OFF_SLOTS", "").split(",") if s}
-    kind = CodeAgent if "--code" in sys.argv[1:] else ToolCallingAgent
     result = solve(task, os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"], off, kind)
     print(json.dumps(result))
 
