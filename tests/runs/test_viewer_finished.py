@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentbus.app.report import run_ending
 from agentbus.runs.run_state import RunState
 
 STATIC = Path(__file__).resolve().parents[2] / "agentbus" / "runs" / "static"
@@ -58,10 +59,17 @@ def test_a_finished_runs_rates_are_over_its_own_duration_and_its_stop_is_named()
     assert rows[""]["agent_failures"] == 3 and rows["solver"]["agent_failures"] == 0
 
 
-def test_the_page_shows_the_stop_reason_and_the_agent_failures_per_coalition() -> None:
+def test_the_page_shows_the_stop_reason_and_the_agent_failures_per_coalition(
+    tmp_path: Path,
+) -> None:
     app = (STATIC / "app.js").read_text()
     assert '"stopped: " + state.stopped' in app and "s.stopped" in app
     assert "agent failures)" in app and "c.agent_failures" in app
+    # a log with no run.finished reads as agentbus.report words it (before: "log snapshot")
+    log = tmp_path / "events.jsonl"
+    log.write_text('{"type": "run.started", "seq": 1, "ts": 1.0}\n')
+    partial = "partial: the run was interrupted before its end"
+    assert partial in app and partial in (run_ending(log) or "")
 
 
 def _episode(seq: int, ts: float, task: str) -> dict:
