@@ -61,11 +61,12 @@ import openai
 from agentbus.core.bus import Bus
 from agentbus.core.environment import Task
 from agentbus.core.logs import configure
-from agentbus.gateway import Gateway, Session
 from agentbus.gateway.context import AgentContext
 from agentbus.gateway.isolation import Isolation
 from agentbus.gateway.runners import CommandAgent
 from agentbus.gateway.sandbox import Sandbox
+from agentbus.gateway.server import Gateway
+from agentbus.gateway.session import Session
 from agentbus.gateway.workers import WorkerAgent
 from agentbus.llm.config import LLMConfig
 from agentbus.llm.router import LLMRouter

@@ -7,21 +7,3 @@ Typical use::
         answer = await llm.complete(messages, SamplingParams())
         print(router.summary())
 """
-
-from agentbus.llm.config import AdaptiveConcurrency, EndpointLimits, LLMConfig
-from agentbus.llm.router import LLMRouter
-from agentbus.llm.spec import ModelSpec, parse_spec
-from agentbus.llm.types import LLM, ChatMessage, Completion, SamplingParams
-
-__all__ = [
-    "LLM",
-    "AdaptiveConcurrency",
-    "ChatMessage",
-    "Completion",
-    "EndpointLimits",
-    "LLMConfig",
-    "LLMRouter",
-    "ModelSpec",
-    "SamplingParams",
-    "parse_spec",
-]

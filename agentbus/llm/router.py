@@ -196,7 +196,7 @@ class LLMRouter:
         backend_cls = registry.get("backends", parsed.backend)
         if not (isinstance(backend_cls, type) and issubclass(backend_cls, Backend)):
             raise UserError(
-                f"backend {parsed.backend!r} is not an agentbus.llm.backends.Backend subclass"
+                f"backend {parsed.backend!r} is not an agentbus.llm.backends.base.Backend subclass"
             )
         limits = self.config.limits_for(parsed.key)
         # building a backend opens no connection yet, so a failure here leaks nothing

@@ -5,18 +5,3 @@
 :mod:`agentbus.replay.truth` reads the simulator's own mistakes to check it.
 The application layer (``agentbus/app/blame.py``) builds the episodes.
 """
-
-from agentbus.replay.calls import Call, CallLog, Intervention, NotReplayable, ReplayLLM
-from agentbus.replay.search import Replay, Verdict, decisive_step, replay
-
-__all__ = [
-    "Call",
-    "CallLog",
-    "Intervention",
-    "NotReplayable",
-    "Replay",
-    "ReplayLLM",
-    "Verdict",
-    "decisive_step",
-    "replay",
-]

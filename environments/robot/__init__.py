@@ -6,7 +6,3 @@ cabinet, sandwich, sort) share the scene model, the parser and the round
 runner; each kind has its own rules file with preconditions, effects, ordered
 sub-tasks and an optimal policy used by the simulated expert.
 """
-
-from environments.robot.scene import Act, RobotSpec, Scene, Thing
-
-__all__ = ["Act", "RobotSpec", "Scene", "Thing"]

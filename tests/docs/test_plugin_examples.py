@@ -26,7 +26,8 @@ from rich.console import Console
 from agentbus import Actor, Environment, Expert, TaskSource, registry
 from agentbus.app.config import build_config
 from agentbus.app.evaluate import evaluate
-from agentbus.llm import LLMConfig, LLMRouter
+from agentbus.llm.config import LLMConfig
+from agentbus.llm.router import LLMRouter
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "plugins"

@@ -16,7 +16,8 @@ import openai
 import pytest
 
 from agentbus.core.environment import Task
-from agentbus.gateway import Gateway, Session
+from agentbus.gateway.server import Gateway
+from agentbus.gateway.session import Session
 from tests.helpers.gateway_rig import Rig, open_rig
 from tests.helpers.stub_http import serving
 

@@ -16,7 +16,9 @@ from typing import Any
 
 from agentbus.core.bus import Bus, describe
 from agentbus.core.environment import Task
-from agentbus.gateway import AgentContext, Gateway, Session
+from agentbus.gateway.context import AgentContext
+from agentbus.gateway.server import Gateway
+from agentbus.gateway.session import Session
 from agentbus.llm.config import LLMConfig
 from agentbus.llm.router import LLMRouter
 from agentbus.sim.config import SimConfig

@@ -18,11 +18,11 @@ import pytest
 
 from agentbus.core import registry
 from agentbus.core.errors import InfraError, UserError
-from agentbus.llm import LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.backends.anthropic_backend import to_messages_api
 from agentbus.llm.backends.base import Backend
-from agentbus.llm.config import EndpointLimits
-from agentbus.llm.types import ChatMessage, Completion
+from agentbus.llm.config import EndpointLimits, LLMConfig
+from agentbus.llm.router import LLMRouter
+from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import SimHandle, sim_service
 

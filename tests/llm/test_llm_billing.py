@@ -21,10 +21,12 @@ from agentbus.core.actor import Actor, on
 from agentbus.core.demo import CountdownEnvironment, demo_tasks
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.core.messages import ActionProposed, Observation
-from agentbus.llm import LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.billing import read_bill
 from agentbus.llm.cache import FILENAME
+from agentbus.llm.config import LLMConfig
 from agentbus.llm.prices import PriceTable
+from agentbus.llm.router import LLMRouter
+from agentbus.llm.types import SamplingParams
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service
 

@@ -15,7 +15,8 @@ import time
 import anyio
 import pytest
 
-from agentbus.llm import EndpointLimits, LLMConfig, LLMRouter
+from agentbus.llm.config import EndpointLimits, LLMConfig
+from agentbus.llm.router import LLMRouter
 from agentbus.llm.types import ChatMessage
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import sim_service

@@ -19,9 +19,10 @@ import pytest
 from aiohttp import web
 
 from agentbus.core.errors import ContextOverflow, InfraError
-from agentbus.llm import EndpointLimits, LLMConfig, LLMRouter, SamplingParams
+from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.retry import cut_at_context_limit, is_context_overflow
-from agentbus.llm.types import ChatMessage
+from agentbus.llm.router import LLMRouter
+from agentbus.llm.types import ChatMessage, SamplingParams
 from tests.helpers.stub_http import serving
 
 PROMPT: list[ChatMessage] = [

@@ -22,15 +22,16 @@ from agentbus.core.demo import CountdownEnvironment, demo_tasks
 from agentbus.core.episode import ActorSpec, Episode, EpisodeSpec
 from agentbus.core.errors import ContextOverflow
 from agentbus.core.messages import ActionProposed, Observation
-from agentbus.llm import EndpointLimits, LLMConfig, LLMRouter, SamplingParams
 from agentbus.llm.backends.base import Backend
 from agentbus.llm.backends.openai_backend import OpenAIBackend, VLLMBackend, token_limit_param
+from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.config import EndpointLimits as Limits
 from agentbus.llm.limits import EndpointGate
 from agentbus.llm.retry import is_context_overflow
+from agentbus.llm.router import LLMRouter
 from agentbus.llm.spec import parse_spec
 from agentbus.llm.tools import complete_with_tools, read_tool_calls
-from agentbus.llm.types import ChatMessage, Completion
+from agentbus.llm.types import ChatMessage, Completion, SamplingParams
 from agentbus.sim.config import SimConfig
 from agentbus.sim.faults import FaultConfig
 from agentbus.sim.service import sim_service

@@ -13,8 +13,9 @@ import anyio
 import pytest
 
 from agentbus.core.errors import InfraError
-from agentbus.llm import AdaptiveConcurrency, EndpointLimits, LLMConfig, LLMRouter, SamplingParams
-from agentbus.llm.types import ChatMessage
+from agentbus.llm.config import AdaptiveConcurrency, EndpointLimits, LLMConfig
+from agentbus.llm.router import LLMRouter
+from agentbus.llm.types import ChatMessage, SamplingParams
 from agentbus.sim.config import SimConfig
 from agentbus.sim.faults import FaultConfig
 from agentbus.sim.service import SimHandle, sim_service

@@ -18,8 +18,9 @@ import anyio
 import pytest
 from openai import AsyncOpenAI
 
-from agentbus.llm import EndpointLimits, LLMConfig, LLMRouter
+from agentbus.llm.config import EndpointLimits, LLMConfig
 from agentbus.llm.replicas import parse_metrics, prefix_key
+from agentbus.llm.router import LLMRouter
 from agentbus.llm.types import ChatMessage
 from agentbus.sim.config import SimConfig
 from agentbus.sim.service import SimHandle, sim_service
