@@ -49,7 +49,7 @@ function renderCost() {
   if (state.finished && bill) {
     lines.push("bill: " + spentText(bill, bill.priced, bill.simulated));
   } else {
-    const what = state.finished ? "spent (from the episodes' records; the bill appears once results.json is written): "
+    const what = state.finished ? "spent, by the episodes' records (the bill, which also counts calls of episodes cut short, is the one in results.json): "
       : over ? "spent before the run was cut short (the episodes that ended): " : "spent so far: ";
     if ((spent.sent_tokens || 0) > 0) lines.push(what + spentText(spent, isNum(spent.usd), simulatedRun()));
     if (!over && projection) lines.push(projectionText(projection));
