@@ -41,8 +41,10 @@ from agentbus.llm.router import LLMRouter
 from agentbus.replay.calls import Call, Intervention, NotReplayable, recorded_calls
 from agentbus.replay.search import (
     ALPHA,
+    PLACEBO,
     PLACEBOS,
     REPAIRS,
+    Placebo,
     Replay,
     Verdict,
     decisive_step,
@@ -73,6 +75,8 @@ class BlameOptions:
     repairs: int = REPAIRS
     placebos: int = PLACEBOS
     alpha: float = ALPHA
+    #: the test's placebo: the recorded answer kept ("keep"), or the previous rule's redraw
+    placebo: Placebo = PLACEBO
     #: an episode passes when its reward is at least this (None: its success flag)
     threshold: float | None = None
     #: print every episode's verdict
@@ -96,7 +100,7 @@ class BlameOptions:
         bar = "success" if self.threshold is None else f"reward>={self.threshold:g}"
         return (
             f"{self.outcome}s of {who}, repair {repair}, {bar}, "
-            f"R{self.repairs} P{self.placebos} alpha {self.alpha:g}"
+            f"R{self.repairs} P{self.placebos} alpha {self.alpha:g} placebo {self.placebo}"
         )
 
 
@@ -266,6 +270,7 @@ class Blamer:
             placebos=o.placebos,
             alpha=o.alpha,
             passed=o.passed,
+            placebo=o.placebo,
         )
         entry: dict[str, Any] = {
             "episode_id": record.episode_id,

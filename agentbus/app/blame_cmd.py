@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 
 from agentbus.app.blame import (
     LOG,
@@ -52,6 +53,7 @@ from agentbus.core.coalitions import coalition_label
 from agentbus.core.errors import InfraError, UserError
 from agentbus.core.logs import configure
 from agentbus.core.record import EpisodeRecord
+from agentbus.gateway.runners import command_argv
 from agentbus.replay.search import ALPHA, PLACEBOS, REPAIRS
 from agentbus.runs.pipes import pipe_safe
 
@@ -144,6 +146,63 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
     )
 
 
+def run_folder(run_dir: Path) -> Path | None:
+    """The folder the run was started in, as its manifest records it (None: not recorded)."""
+    try:
+        manifest = orjson.loads((run_dir / "manifest.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    cwd = manifest.get("cwd") if isinstance(manifest, dict) else None
+    return Path(cwd) if isinstance(cwd, str) and cwd else None
+
+
+def check_folder(agent_cmd: str | None, made: Path | None) -> None:
+    """A command agent's relative paths must resolve as in the run: a one-line refusal if not.
+
+    ``made`` is the run's folder (:func:`run_folder`). Run elsewhere, a relative
+    ``--agent-cmd`` starts another file or none, every replay fails at its
+    first call, and the episodes would look like a nondeterministic agent.
+    """
+    if agent_cmd is None:
+        return
+    here = Path.cwd().resolve()
+    if made is not None:
+        if made.resolve() != here:
+            raise UserError(
+                f"the run was made in {made} and its --agent-cmd {agent_cmd!r} resolves there: "
+                "blame it from that folder" + ("" if made.is_dir() else " (it no longer exists)")
+            )
+        return
+    relative = [w for w in command_argv(agent_cmd) if "/" in w and not w.startswith("/")]
+    missing = [w for w in relative if not (here / w).exists()]
+    if missing:
+        raise UserError(
+            f"the run's --agent-cmd {agent_cmd!r} names {missing[0]} relative to the folder "
+            f"the run was made in, which its manifest does not record, and {here} has no "
+            f"{missing[0]}: blame it from that folder"
+        )
+
+
+def enter_run_folder(options: BlameOptions, out: Any) -> BlameOptions:
+    """Replay from the folder the run was made in, so relative paths resolve as they did.
+
+    The command line's own paths (run directory, ``--agent-path``) are made
+    absolute first. A folder that no longer exists is left alone (a command
+    agent is then refused by :func:`check_folder`).
+    """
+    made = run_folder(options.run_dir)
+    if made is None or not made.is_dir() or made.resolve() == Path.cwd().resolve():
+        return options
+    options = replace(
+        options,
+        run_dir=options.run_dir.resolve(),
+        agent_paths=tuple(p.resolve() for p in options.agent_paths),
+    )
+    os.chdir(made)
+    print(f"replaying from {made}, the folder the run was made in", file=out)
+    return options
+
+
 async def _check(blamer: Blamer, todo: Sequence[EpisodeRecord], out: Any) -> None:
     """Reproduce every chosen episode before any replay; refuse (one line) if one differs.
 
@@ -182,6 +241,7 @@ async def blame(options: BlameOptions, out: Any = None) -> dict[str, Any]:
     config = replay_config(  # never a looser sandbox than the defaults from a file
         load_config(run_dir), options.agent_isolation == "none", options.agent_paths
     )
+    check_folder(config.agent_cmd, run_folder(run_dir))
     if options.agent_worker is not None:
         if config.agent_cmd is None:
             raise UserError("--agent-worker replays a command agent; this run has none")
@@ -246,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure(os.environ.get("AGENTBUS_LOG_LEVEL", "warning"))
     started = time.perf_counter()
     try:
-        options = parse(argv)
+        options = enter_run_folder(parse(argv), sys.stdout)
         anyio.run(blame, options)
     except (UserError, InfraError, BaseExceptionGroup) as exc:
         # a task group wraps what one episode's replay raised

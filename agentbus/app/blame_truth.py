@@ -53,17 +53,36 @@ def one_injected(e: Mapping[str, Any]) -> int | None:
     return int(found[0]) if len(found) == 1 else None
 
 
+def verdicts_of(entries: Sequence[Mapping[str, Any]]) -> Pick:
+    """A rule that names what another blame method's verdicts named, episode by episode.
+
+    How a second decision rule (the previous one, the first flip, ...) run on
+    the same failures is scored beside blame: it is one more method, judged
+    by the same truth and the same bar.
+    """
+    by_episode = {str(e.get("episode_id")): e for e in entries}
+
+    def pick(e: Mapping[str, Any], rng: random.Random) -> int | None:
+        return RULES["blame"](by_episode.get(str(e.get("episode_id")), {}), rng)
+
+    return pick
+
+
 def score(
     entries: Sequence[Mapping[str, Any]],
     truth: Callable[[Mapping[str, Any]], int | None] = one_injected,
     seed: int = 0,
+    others: Mapping[str, Pick] | None = None,
 ) -> dict[str, Any] | None:
-    """Step and module accuracy of blame and each baseline on the entries with a known truth."""
+    """Step and module accuracy of blame and each baseline on the entries with a known truth.
+
+    ``others`` adds methods by name (:func:`verdicts_of` for another rule's verdicts).
+    """
     known = [(e, t) for e in entries if "call_slots" in e and (t := truth(e)) is not None]
     if not known:
         return None
     out: dict[str, Any] = {"episodes": len(known), "rules": {}}
-    for name, pick in RULES.items():
+    for name, pick in {**RULES, **(others or {})}.items():
         rng = random.Random(f"blame-truth:{seed}:{name}")
         step_hits = module_hits = named = 0
         for e, t in known:
@@ -86,6 +105,46 @@ def beats(scored: Mapping[str, Any], rule: str, other: str, what: str = "step") 
     """Whether ``rule``'s 95% interval lies wholly above ``other``'s (for ``what``)."""
     mine, theirs = scored["rules"][rule][what], scored["rules"][other][what]
     return bool(mine[2] > theirs[3])
+
+
+#: the step accuracy a blame method must reach on injected failures (each setting)
+BAR = 0.8
+
+
+def pooled(scored: Sequence[Mapping[str, Any]], rule: str) -> tuple[int, int]:
+    """A rule's step hits and failures over several :func:`score` results."""
+    return (
+        sum(int(s["rules"][rule]["step"][0]) for s in scored),
+        sum(int(s["rules"][rule]["step"][1]) for s in scored),
+    )
+
+
+def shortfalls(one: Mapping[str, Any], two: Mapping[str, Any], method: str) -> list[str]:
+    """Why ``method`` fails the injected truth (empty: it passes), one reason per check.
+
+    ``one`` and ``two`` are :func:`score` results of the one- and a
+    two-mistake run. A method passes when it names the injected call in at
+    least :data:`BAR` of the failures of each, and its 95% Wilson interval
+    over both lies above those of step 0 and of a random call. With two
+    mistakes a random rolled mistake is the wrong one about half the time;
+    in the one-mistake runs of a near-perfect agent the only rolled mistake
+    is the injected one, so the earliest (or a random) mistake is the truth
+    itself there.
+    """
+    out: list[str] = []
+    for label, scored in (("one mistake", one), ("two mistakes", two)):
+        k, n = scored["rules"][method]["step"][:2]
+        if k < BAR * n:
+            out.append(f"{label}: {method} named the injected call in {k} of {n} (< {BAR:g})")
+    low = wilson(*pooled((one, two), method))[0]
+    for chance in ("step 0", "random call"):
+        high = wilson(*pooled((one, two), chance))[1]
+        if chance == method or low <= high:
+            out.append(
+                f"{method}'s 95% interval (from {100 * low:.0f}%) does not lie above "
+                f"{chance}'s (to {100 * high:.0f}%)"
+            )
+    return out
 
 
 def truth_lines(scored: Mapping[str, Any] | None) -> list[str]:
@@ -114,4 +173,16 @@ def truth_lines(scored: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-__all__ = ["BASELINES", "RULES", "beats", "one_injected", "score", "truth_lines", "wilson"]
+__all__ = [
+    "BAR",
+    "BASELINES",
+    "RULES",
+    "beats",
+    "one_injected",
+    "pooled",
+    "score",
+    "shortfalls",
+    "truth_lines",
+    "verdicts_of",
+    "wilson",
+]

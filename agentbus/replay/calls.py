@@ -38,21 +38,28 @@ class NotReplayable(Exception):
 
 @dataclass(frozen=True)
 class Intervention:
-    """Answer call number ``index`` (0-based, in start order), made by ``slot``, with the repair.
+    """Answer call number ``index`` (0-based, in start order), made by ``slot``, differently.
 
-    ``resample`` > 0 asks the repair model for another, independent answer
-    (sampling temperature :data:`RESAMPLE_TEMPERATURE` with seed ``resample``):
-    the confirmation that a flip comes from the repair, not from how the
-    calls after it happened to fall. ``placebo`` answers the call with the
-    slot's own model, resampled the same way: what any fresh answer of the
-    same skill does to the outcome.
+    By default the call is answered by the repair model. ``resample`` > 0 asks
+    it for another, independent answer (sampling temperature
+    :data:`RESAMPLE_TEMPERATURE` with seed ``resample``). ``keep`` answers the
+    call as recorded instead: the *placebo* of blame's test, the original
+    answer with only what follows drawn again. ``reroll`` > 0 resamples every
+    call after ``index`` the same way with seed ``reroll``, so that repeated
+    continuations of one answer differ (at temperature 0 a kept answer would
+    replay the record). ``placebo`` answers the call with the slot's own model,
+    resampled: the placebo of the previous rule, kept to compare with.
     """
 
     index: int
     slot: str
     resample: int = 0
-    #: answer with the slot's own model, resampled: a placebo, not a repair
+    #: answer with the slot's own model, resampled (the previous rule's placebo)
     placebo: bool = False
+    #: answer the call as recorded (from the run's cache); only what follows changes
+    keep: bool = False
+    #: seed of every later call's resampled answer (0: the run's own sampling)
+    reroll: int = 0
 
 
 #: temperature of a resampled repair (its seed keeps it reproducible)
@@ -138,7 +145,11 @@ class CallLog:
         return call
 
     def in_prefix(self, call: Call) -> bool:
-        return self.intervention is None or call.index < self.intervention.index
+        """A call answered as recorded: before the intervention, or the kept call itself."""
+        target = self.intervention
+        if target is None or call.index < target.index:
+            return True
+        return target.keep and call.index == target.index
 
     def fail(self, why: str) -> NotReplayable:
         if self.diverged is None:
@@ -225,6 +236,8 @@ class ReplayLLM:
                 params = resampled(params, target.resample)
         else:
             llm = self._inner
+            if target is not None and target.reroll:
+                params = resampled(params, target.reroll)
         result = await llm.complete(messages, params)
         call.text = result.text
         call.tool_calls = [c.model_dump(mode="json") for c in result.tool_calls]

@@ -193,11 +193,41 @@ def p_value(repair_flips: int, repairs: int, placebo_flips: int, placebos: int) 
 
 
 Replayer = Callable[[Intervention | None], Awaitable[Replay]]
+#: continuation number k of one arm of a call's test
+Arm = Callable[[int], Intervention]
 Prober = Callable[[Call], Awaitable[tuple[str, list[dict[str, Any]]]]]
 
 
 class _Diverged(Exception):
     """A replay's prefix did not reproduce: the verdict is not replayable."""
+
+
+#: the placebo of the test: the recorded answer kept with its continuation drawn again
+#: ("keep"), or the slot's own model asked again (the previous rule, "redraw")
+Placebo = Literal["keep", "redraw"]
+PLACEBO: Placebo = "keep"
+
+
+def arms(step: int, slot: str, placebo: Placebo) -> tuple[Arm, Arm]:
+    """The repaired and the placebo continuation number ``k`` (0-based) of one call.
+
+    ``keep``: repaired continuation k has the repair model's answer (its own
+    at k = 0, resampled with seed k after) and every later call drawn again
+    with seed k + 1; placebo continuation k keeps the recorded answer and
+    draws every later call again with seed k + 1. Both arms draw their
+    continuations the same way, so they differ only in the call's answer.
+    ``redraw`` (the previous rule): the placebo is the slot's own model
+    resampled, and later calls run at the run's sampling.
+    """
+    if placebo == "keep":
+        return (
+            lambda k: Intervention(step, slot, resample=k, reroll=k + 1),
+            lambda k: Intervention(step, slot, keep=True, reroll=k + 1),
+        )
+    return (
+        lambda k: Intervention(step, slot, resample=k),
+        lambda k: Intervention(step, slot, resample=k + 1, placebo=True),
+    )
 
 
 async def decisive_step(
@@ -209,10 +239,12 @@ async def decisive_step(
     placebos: int = PLACEBOS,
     alpha: float = ALPHA,
     passed: Passed = succeeded,
+    placebo: Placebo = PLACEBO,
 ) -> Verdict:
     """The earliest call whose repair raises the flip rate over placebo (module docstring).
 
-    ``placebos`` = 0 takes the first screened flip (no test), as a baseline.
+    ``placebos`` = 0 takes the first screened flip (no test), as a baseline;
+    ``placebo`` = "redraw" is the previous rule, kept to compare with.
     """
     base = await run(None)
     verdict = Verdict("none", replays=1, calls=len(base.calls))
@@ -237,12 +269,14 @@ async def decisive_step(
             verdict.probes += 1
             if same_answer(call, text, tools):
                 continue
-            if not await flips(Intervention(call.index, call.slot)):
+            repaired, kept = arms(call.index, call.slot, placebo)
+            if not await flips(repaired(0)):
                 verdict.tried.append(call.index)
                 continue
             test = Test(call.index, call.slot, repair_flips=1, repairs=1)
             verdict.tested.append(test)
-            if placebos and not await _test(test, flips, repairs, placebos, alpha):
+            arm = (repaired, kept)
+            if placebos and not await _test(test, flips, arm, repairs, placebos, alpha):
                 continue
             verdict.status, verdict.step, verdict.slot, verdict.rank = (
                 "decisive",
@@ -261,22 +295,22 @@ async def decisive_step(
 async def _test(
     test: Test,
     flips: Callable[[Intervention], Awaitable[bool]],
+    arm: tuple[Arm, Arm],
     repairs: int,
     placebos: int,
     alpha: float,
 ) -> bool:
     """Run the placebo and repaired continuations of one screened flip; True if decisive."""
-    for seed in range(1, placebos + 1):
-        test.placebo_flips += await flips(
-            Intervention(test.step, test.slot, resample=seed, placebo=True)
-        )
+    repaired, kept = arm
+    for k in range(placebos):
+        test.placebo_flips += await flips(kept(k))
         test.placebos += 1
         # futility: even with every remaining repair flipping and no placebo, no pass
         if p_value(repairs, repairs, test.placebo_flips, placebos) > alpha:
             test.futile = True
             return False
-    for seed in range(1, repairs):
-        test.repair_flips += await flips(Intervention(test.step, test.slot, resample=seed))
+    for k in range(1, repairs):
+        test.repair_flips += await flips(repaired(k))
         test.repairs += 1
         best = test.repair_flips + repairs - test.repairs
         if p_value(best, repairs, test.placebo_flips, placebos) > alpha:
@@ -294,12 +328,15 @@ def _describe(outcome: Outcome) -> str:
 
 __all__ = [
     "ALPHA",
+    "PLACEBO",
     "PLACEBOS",
     "REPAIRS",
     "Passed",
+    "Placebo",
     "Replay",
     "Test",
     "Verdict",
+    "arms",
     "decisive_step",
     "flipped",
     "p_value",

@@ -194,6 +194,8 @@ def open_manifest(
             "schema": SCHEMA_VERSION,
             "started_at": _now(),
             "argv": redact_argv(sys.argv),
+            # relative paths of the command line (an agent command, a dataset) resolve here
+            "cwd": str(Path.cwd()),
             "versions": package_versions(),
             "result_keys": list(result_keys),
             "resumes": [],

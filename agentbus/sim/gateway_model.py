@@ -71,6 +71,7 @@ from agentbus.sim import gateway_code as code
 from agentbus.sim import gateway_formats as formats
 from agentbus.sim.answer import SimAnswer, count_tokens, make_rng, prompt_tokens
 from agentbus.sim.expert import Verdict
+from agentbus.sim.filler import GATEWAY_PADDING as _SENTENCES
 from agentbus.sim.profiles import Profile
 
 #: the request field the gateway fills in
@@ -99,15 +100,6 @@ MODULE_SKILLS: dict[str, str] = {
     "executor": "action",
     "tool": "action",
 }
-
-_SENTENCES = (
-    "Let me restate the task in my own words first.",
-    "The given facts constrain the result, so I work from them.",
-    "Checking each step against the statement avoids slips.",
-    "A simple approach is easiest to verify.",
-    "I keep the intermediate results short and exact.",
-    "Before answering I compare the result with what was asked.",
-)
 
 
 def module_skill(module: str) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import orjson
 
 from agentbus.llm.types import ChatMessage
+from agentbus.sim.filler import without_filler
 from agentbus.sim.profiles import SKILL_ROLES, Profile
 
 #: the base accuracy of an injected mistake (a logit of about -18: wrong whatever helps it)
@@ -32,8 +33,16 @@ FLOOR = 1e-8
 
 
 def prompt_key(messages: Sequence[ChatMessage]) -> str:
-    """A short digest of a prompt's (role, content) pairs: the name of an injected mistake."""
-    prompt = [[str(m.get("role", "")), str(m.get("content") or "")] for m in messages]
+    """A short digest of a prompt's (role, content) pairs: the name of an injected mistake.
+
+    The simulator's padding sentences are left out (:mod:`agentbus.sim.filler`):
+    an upstream answer worded differently with the same content (the repair
+    model's right answer where the agent's was right too) leaves the situation,
+    and so the mistake, as it was.
+    """
+    prompt = [
+        [str(m.get("role", "")), without_filler(str(m.get("content") or ""))] for m in messages
+    ]
     return hashlib.sha256(orjson.dumps(prompt)).hexdigest()[:16]
 
 

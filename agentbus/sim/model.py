@@ -76,22 +76,13 @@ from agentbus.sim.expert import (
     Verdict,
     skill_role,
 )
+from agentbus.sim.filler import PADDING as _PADDING
 from agentbus.sim.gateway_model import gateway_answer, hint_of
 from agentbus.sim.mistakes import injected
 from agentbus.sim.profiles import Profile, ProfileSet, RoleSkill
 
 _ROLE_RE = re.compile(r"\b(" + "|".join((*ROLES, *ROLE_SKILLS)) + r") module\b", re.IGNORECASE)
 
-_PADDING = (
-    "I will keep the overall goal in view while working through this.",
-    "Each step should follow from the information given so far.",
-    "It is worth checking the result against the task statement before moving on.",
-    "If something looks inconsistent, the earlier steps deserve a second look.",
-    "Keeping the approach simple makes mistakes easier to spot.",
-    "The feedback from the environment is the best guide for what to try next.",
-    "A careful reading of the task avoids wasted rounds.",
-    "I should not assume anything the observation does not state.",
-)
 
 _GENERIC: dict[str, tuple[str, ...]] = {
     "planning": (

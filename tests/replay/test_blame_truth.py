@@ -1,18 +1,22 @@
 """Blame against a truth that can fail: injected mistakes at known calls.
 
-A near-perfect agent on the tools environment (12 tasks) is made to err on
+A near-perfect agent on the ticket environment (12 tasks) is made to err on
 one known call per episode (:mod:`agentbus.app.blame_inject`), and separately
-on two, where the second one decides when the first was harmless. Blame must
-name the injected call; the same bar is applied to two rules that need no
-replay (blame step 0, blame a random rolled mistake), and both must fail it:
-a truth line that a method blaming step 0 or a random mistake passes proves
-nothing. The bar: pooled step accuracy over both settings at least 0.7
-(measured at this commit: blame 11/14, a random mistake 8/14, step 0 3/14).
+on two: the decisive one and a later one. Every method is held
+to the same bar (:func:`agentbus.app.blame_truth.shortfalls`): it names the
+injected call in at least 80% of the failures of each setting, and its 95%
+Wilson interval lies above step 0's and a random call's. Blame passes; each
+wrong method fails it, and the test says which check: step 0, a random call,
+a random rolled mistake (rules that need no replay), the
+previous decision rule (placebo = the slot's own model asked again) and the
+first flip (no placebo), the last two run by blame's own code on the same
+failures. Measured at this commit: see the test's assertion messages.
 """
 
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,41 +26,48 @@ import pytest
 
 from agentbus.app.blame import LOG, BlameOptions
 from agentbus.app.blame_cmd import blame
-from agentbus.app.blame_inject import inject
-from agentbus.app.blame_truth import RULES, beats, score, wilson
+from agentbus.app.blame_inject import REPAIR, Injected, inject
+from agentbus.app.blame_truth import RULES, beats, score, shortfalls, verdicts_of, wilson
 
-BAR = 0.7
+#: the decision rules run on the same failures, beside blame's own
+METHODS: dict[str, dict[str, Any]] = {
+    "blame": {},
+    "old rule": {"placebo": "redraw"},
+    "first flip": {"placebos": 0},
+}
+WRONG = ("step 0", "random call", "random mistake", "old rule", "first flip")
+
+
+def _verdicts(injected: Injected, method: dict[str, Any]) -> list[dict[str, Any]]:
+    options = replace(BlameOptions(injected.run_dir), **method)
+    anyio.run(blame, options, io.StringIO())
+    setting = options.setting(REPAIR)
+    lines = (injected.run_dir / LOG).read_bytes().splitlines()
+    return [e for e in map(orjson.loads, lines) if e["setting"] == setting]
 
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     root = tmp_path_factory.mktemp("inject")
-    one, two = inject(root, ["--env", "tools", "--tasks", "12", "--slots", "planning"])
+    args = ["--env", "ticket", "--tasks", "12", "--slots", "planning"]
+    runs = inject(root, args, rounds=2, harmless=False)
     out = []
-    for injected in (one, two):
-        anyio.run(blame, BlameOptions(injected.run_dir), io.StringIO())
-        lines = (injected.run_dir / LOG).read_bytes().splitlines()
-        entries = [orjson.loads(line) for line in lines]
-        result = score(entries, injected.truth)
+    for injected in (runs.one, runs.after):
+        found = {name: _verdicts(injected, method) for name, method in METHODS.items()}
+        others = {name: verdicts_of(v) for name, v in found.items() if name != "blame"}
+        result = score(found["blame"], injected.truth, others=others)
         assert result is not None
         out.append(result)
     return out
 
 
-def _pooled(scored: list[dict[str, Any]], rule: str) -> tuple[int, int]:
-    hits = sum(s["rules"][rule]["step"][0] for s in scored)
-    return hits, sum(s["episodes"] for s in scored)
-
-
 @pytest.mark.slow
-def test_blame_names_the_injected_call_and_simple_rules_fail(scored: list[Any]) -> None:
+def test_blame_names_the_injected_call_and_wrong_methods_fail(scored: list[Any]) -> None:
     one, two = scored
-    assert one["episodes"] >= 5 and two["episodes"] >= 5
-    hits, n = _pooled(scored, "blame")
-    assert hits / n >= BAR, (hits, n)
-    for rule in ("step 0", "random mistake"):
-        wrong, n = _pooled(scored, rule)
-        assert wrong / n < BAR, (rule, wrong, n)  # the bar fails a method that needs no replay
+    assert one["episodes"] >= 5 and two["episodes"] >= 5, (one["episodes"], two["episodes"])
+    assert shortfalls(one, two, "blame") == []
+    for method in WRONG:  # each wrong method fails the same bar
+        assert shortfalls(one, two, method), (method, one["rules"][method], two["rules"][method])
     # module accuracy is reported for every rule, with its interval
     for s in scored:
         for r in s["rules"].values():
@@ -89,6 +100,23 @@ def test_the_truth_fails_step_zero_and_random_mistakes() -> None:
     for rule in ("step 0", "random call", "random mistake", "earliest mistake"):
         assert beats(s, "blame", rule) and not beats(s, rule, "blame")
     assert set(RULES) == {"blame", "step 0", "random call", "earliest mistake", "random mistake"}
+
+
+def test_an_injected_mistake_ignores_the_wording_of_padding() -> None:
+    """The fault is the situation: the same content padded otherwise errs the same way."""
+    from agentbus.sim.filler import PADDING
+    from agentbus.sim.mistakes import prompt_key
+
+    def prompt(thought: str) -> list[Any]:
+        return [
+            {"role": "system", "content": "You are the action module."},
+            {"role": "user", "content": thought},
+        ]
+
+    same = prompt(f"Next action: look[desk]\n\n{PADDING[0]} {PADDING[3]}")
+    other = prompt(f"Next action: look[desk]\n\n{PADDING[5]}")
+    assert prompt_key(same) == prompt_key(other)
+    assert prompt_key(same) != prompt_key(prompt(f"Next action: look[door]\n\n{PADDING[0]}"))
 
 
 def test_injected_profiles_leave_other_runs_alone(tmp_path: Path) -> None:
