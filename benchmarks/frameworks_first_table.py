@@ -1,17 +1,20 @@
 """Minutes from a fresh virtualenv to a first attribution table, per framework example.
 
-For each example (smolagents both agent kinds, DSPy plain and typed,
-CrewAI), in a scratch virtualenv of its own under a temporary directory
-(never the checkout, whose doc checks read every README under it): create
-the virtualenv, ``pip install`` agentbus from this checkout with the
+For each example (the plain OpenAI SDK, LangGraph, the OpenAI Agents SDK,
+pydantic-ai, smolagents both agent kinds, AutoGen AgentChat, CrewAI, DSPy
+plain and typed), in a scratch virtualenv of its own under a temporary
+directory (never the checkout, whose doc checks read every README under it):
+create the virtualenv, ``pip install`` agentbus from this checkout with the
 framework, then run the example's in-process command on the simulator
 (``--limit`` tasks, sim speed 0) with that virtualenv's Python. It prints,
-per example, the install time, the run's wall time, whether the run ended
-with a table (exit 0, results.json written), the all-test and all-default
-v(S) beside the example's exact truth, and the agent failures.
+per example, the install time, the run's wall time and CPU time, whether
+the run ended with a table (exit 0, results.json written), the all-test and
+all-default v(S) beside the example's exact truth, the agent failures, and
+the machine's load average (1 minute) before the install and after the run:
+on a shared machine the wall times grow with it.
 
     python benchmarks/frameworks_first_table.py                 # every example
-    python benchmarks/frameworks_first_table.py dspy-typed --limit 8
+    python benchmarks/frameworks_first_table.py pydantic-ai autogen --limit 8
 
 The package index must be reachable. Nothing is left behind.
 """
@@ -21,6 +24,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -29,13 +34,25 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: name -> (pip requirement, example directory, agent callable, slots)
-EXAMPLES: dict[str, tuple[str, str, str, str]] = {
-    "smolagents-tools": ("smolagents==1.26.0", "smolagents", "agent:run", "manager,solver"),
-    "smolagents-code": ("smolagents==1.26.0", "smolagents", "agent:run_code", "manager,solver"),
-    "dspy": ("dspy==3.4.1", "dspy", "program:run", "planner,solver,critic"),
-    "dspy-typed": ("dspy==3.4.1", "dspy", "typed:run", "planner,solver,critic"),
-    "crewai": ("crewai", "crewai", "crew:run", "solver,reviewer"),
+PSC = "planner,solver,critic"
+#: name -> (pip requirements, example directory, agent callable, slots); the requirements
+#: are the ones each example's README installs
+EXAMPLES: dict[str, tuple[tuple[str, ...], str, str, str]] = {
+    "plain-openai": ((), "plain_openai", "agent:run", PSC),
+    "langgraph": (("langgraph==1.2.24", "langchain-openai==1.7.4"), "langgraph", "graph:run", PSC),
+    "openai-agents": (("openai-agents==0.24.0",), "openai_agents", "agent:run", PSC),
+    "pydantic-ai": (("pydantic-ai-slim[openai]==2.78.0",), "pydantic_ai", "agent:run", PSC),
+    "smolagents-tools": (("smolagents==1.26.0",), "smolagents", "agent:run", "manager,solver"),
+    "smolagents-code": (("smolagents==1.26.0",), "smolagents", "agent:run_code", "manager,solver"),
+    "autogen": (
+        ("autogen-agentchat==0.7.5", "autogen-ext[openai]==0.7.5"),
+        "autogen",
+        "team:run",
+        PSC,
+    ),
+    "crewai": (("crewai",), "crewai", "crew:run", "solver,reviewer"),
+    "dspy": (("dspy==3.4.1",), "dspy", "program:run", PSC),
+    "dspy-typed": (("dspy==3.4.1",), "dspy", "typed:run", PSC),
 }
 
 
@@ -51,13 +68,14 @@ def truth(example: str) -> dict[str, float]:
 
 def measure(name: str, limit: int, tmp: Path) -> str:
     """One example from a fresh virtualenv to its first table: the result line."""
-    requirement, example, agent, slots = EXAMPLES[name]
+    requirements, example, agent, slots = EXAMPLES[name]
     venv = tmp / name
+    load = os.getloadavg()[0]
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "-e", str(ROOT), requirement],
+        [str(python), "-m", "pip", "install", "-q", "-e", str(ROOT), *requirements],
         capture_output=True,
         text=True,
     )
@@ -72,22 +90,28 @@ def measure(name: str, limit: int, tmp: Path) -> str:
         "--run-dir", str(run_dir),
     ]  # fmt: skip
     begun = time.perf_counter()
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
     ran = time.perf_counter() - begun
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+    loads = f"load {load:.1f} -> {os.getloadavg()[0]:.1f}"
     results = run_dir / "results.json"
     if proc.returncode != 0 or not results.is_file():
         tail = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
-        return f"{name:<17} install {installed:5.0f} s, run {ran:5.0f} s: NO TABLE ({tail})"
+        return (
+            f"{name:<17} install {installed:5.0f} s, run {ran:5.0f} s: NO TABLE ({tail}); {loads}"
+        )
     data = json.loads(results.read_text())
     cells = data["models"]["sim:strong"]["coalitions"]
     exact = truth(example)
     every = "+".join(slots.split(","))
     failures = (data.get("agent_failures") or {}).get("failed", 0)
     return (
-        f"{name:<17} install {installed:5.0f} s, run {ran:5.0f} s, first table in "
-        f"{(installed + ran) / 60:4.1f} min; v(all default) {cells['']['mean']:.3f} "
+        f"{name:<17} install {installed:5.0f} s, run {ran:5.0f} s ({cpu:.0f} s CPU), first "
+        f"table in {(installed + ran) / 60:4.1f} min; v(all default) {cells['']['mean']:.3f} "
         f"(truth {exact['']:.3f}), v(all test) {cells[every]['mean']:.3f} "
-        f"(truth {exact[every]:.3f}), agent failures {failures}"
+        f"(truth {exact[every]:.3f}), agent failures {failures}; {loads}"
     )
 
 

@@ -36,6 +36,7 @@ import orjson
 
 from agentbus.llm.tools import split_tool_calls
 from agentbus.llm.types import ChatMessage
+from agentbus.sim.gateway_dspy import output_fields, output_schema
 
 #: function names that end a module's turn with its answer
 FINAL_TOOLS = frozenset(
@@ -73,24 +74,6 @@ PLACEHOLDERS: dict[str, Any] = {
 _REPORTED_CALL = re.compile(r"\b(?:executing|calling|running) tool ['\"`]?([\w.\-]+)", re.I)
 _NAME_FIELD = re.compile(r"""['"]name['"]\s*:\s*['"]([^'"]+)['"]""")
 _ACTION = re.compile(r"^\s*Action\s*:\s*`?([\w.\- ]+?)`?\s*$", re.M)
-_OUTPUT_FIELDS = re.compile(
-    r"Your output fields are:\s*\n(.*?)(?:All interactions will be|\[\[ ## |\Z)", re.S
-)
-_FIELD_LINE = re.compile(r"^\s*\d+\.\s*`([^`]+)`(?:\s*\((.*?)\)(?=:|\s*$))?", re.M)
-_NOTE = re.compile(r"\[\[ ## (\w+) ## \]\]\n\{\w+\}\s*# note: the value you produce (.+?)$", re.M)
-#: the same note inside the JSON adapter's template (a JSON string, quotes escaped)
-_JSON_NOTE = re.compile(
-    r'^\s*"(\w+)":\s*"\{\w+\}\s*# note: the value you produce ((?:[^"\\]|\\.)*)"', re.M
-)
-_LITERAL = re.compile(r"""['"]([^'"]*)['"]""")
-
-#: DSPy's type names -> the JSON schema a value of that type has
-DSPY_TYPES: dict[str, dict[str, Any]] = {
-    "str": {"type": "string"},
-    "int": {"type": "integer"},
-    "float": {"type": "number"},
-    "bool": {"type": "boolean"},
-}
 
 
 def is_final_tool(name: str) -> bool:
@@ -227,9 +210,19 @@ def typed(value: str, schema: Any) -> Any:
 
 
 def final_arguments(parameters: Any, value: str) -> dict[str, Any]:
-    """A final-answer tool's arguments: the answer in its answer-like property."""
-    args = placeholder_arguments(parameters)
+    """A final-answer tool's arguments: the answer in its answer-like property.
+
+    Every other required property gets a value of its own type (:func:`filler`:
+    an enum's first member, a list, a flag; text fields empty), so a framework
+    that validates the arguments against its output model (pydantic-ai's
+    ``final_result``) accepts them; a bare placeholder (``""`` for a
+    ``Literal`` field) failed its validation in every episode.
+    """
     props = _properties(parameters)
+    required = parameters.get("required") if isinstance(parameters, Mapping) else None
+    found = parameters.get("$defs") if isinstance(parameters, Mapping) else None
+    defs = found if isinstance(found, Mapping) else {}
+    args = {str(n): filler(props.get(n), "", defs=defs) for n in required or ()}
     key = next((k for k in ANSWER_KEYS if k in props), None)
     if key is None:
         key = next(iter(args), None) or next(iter(props), "answer")
@@ -281,13 +274,16 @@ def reported_value(messages: Sequence[ChatMessage]) -> str | None:
 
     A tool result is a user turn the gateway or the framework wrote for a call
     (``Result of tool call ...``, smolagents' ``Observation:``); its value is
-    the last ``ANSWER:`` (or ``Final Answer:``) line, else its last non-empty
-    line.
+    the answer field of a JSON object (a typed report), else the last
+    ``ANSWER:`` (or ``Final Answer:``) line, else its last non-empty line.
     """
     for m in reversed(messages):
         if m["role"] != "user" or not m["content"].lstrip().startswith(_TOOL_RESULT):
             continue
         text = m["content"]
+        structured = _json_answer(text.split("\n", 1)[-1])
+        if structured is not None:
+            return structured
         found = _ANSWER_LINE.findall(text)
         if found:
             return str(found[-1])
@@ -296,56 +292,28 @@ def reported_value(messages: Sequence[ChatMessage]) -> str | None:
     return None
 
 
-def output_fields(messages: Sequence[ChatMessage]) -> list[str]:
-    """DSPy's output field names (from its adapters' system prompt), or none."""
-    return list(output_schema(messages))
+def _json_answer(body: str) -> str | None:
+    """The answer-like field of a tool result that is a JSON object (a typed report), or None.
 
-
-def output_schema(messages: Sequence[ChatMessage]) -> dict[str, Any]:
-    """DSPy's output fields with the JSON schema of each (``{}``: no DSPy prompt).
-
-    The type comes from the field list (``2. `confidence` (float): ...``):
-    ``str``/``int``/``float``/``bool``, ``Literal['a', 'b']`` as an enum, and
-    for lists, dicts and models the JSON schema DSPy states in the field's
-    note (``the value you produce must adhere to the JSON schema: {...}``).
+    A framework returns a worker's typed output as JSON (pydantic-ai's agent
+    delegation returns the worker's output model); its value is the field an
+    answer goes in (:data:`ANSWER_KEYS`), a whole number written as one
+    (``1164.0`` -> ``1164``, as a model would repeat it).
     """
-    for m in messages:
-        if m["role"] != "system" or "Your output fields are" not in m["content"]:
-            continue
-        section = _OUTPUT_FIELDS.search(m["content"])
-        if not section:
-            continue
-        notes = dict(_NOTE.findall(m["content"]))
-        for name, escaped in _JSON_NOTE.findall(m["content"]):
-            try:
-                notes.setdefault(name, str(orjson.loads(f'"{escaped}"')))
-            except orjson.JSONDecodeError:
-                continue
-        out: dict[str, Any] = {}
-        for name, kind in _FIELD_LINE.findall(section.group(1)):
-            out[name] = _dspy_schema(kind.strip(), notes.get(name, ""))
-        return out
-    return {}
-
-
-def _dspy_schema(kind: str, note: str) -> dict[str, Any]:
-    if kind in DSPY_TYPES:
-        return DSPY_TYPES[kind]
-    if kind.startswith("Literal["):
-        return {"enum": _LITERAL.findall(kind)}
-    _, sep, tail = note.partition("JSON schema:")
-    if sep:
-        try:
-            schema = orjson.loads(tail.strip())
-        except orjson.JSONDecodeError:
-            schema = None
-        if isinstance(schema, dict):
-            return schema
-    if kind.startswith(("list[", "List[")):
-        return {"type": "array"}
-    if kind.startswith(("dict[", "Dict[")):
-        return {"type": "object"}
-    return {"type": "string"}
+    body = body.strip()
+    if not body.startswith("{"):
+        return None
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    key = next((k for k in ANSWER_KEYS if isinstance(obj, dict) and k in obj), None)
+    if key is None or isinstance(obj[key], dict | list) or obj[key] is None:
+        return None
+    found = obj[key]
+    if isinstance(found, float) and found.is_integer():
+        return str(int(found))
+    return str(found).lower() if isinstance(found, bool) else str(found)
 
 
 def _answer_field(fields: Sequence[str]) -> str:

@@ -34,6 +34,7 @@ from types import ModuleType
 
 import orjson
 
+from agentbus.sim import gateway_truth
 from agentbus.sim.gateway_model import probability
 from agentbus.sim.profiles import BUILTIN
 from tests.helpers.cli_run import command, ended_episodes, succeeded, venv_env
@@ -74,6 +75,7 @@ def run(argv: list[str], run_dir: Path) -> dict:
 
 
 Success = Callable[[float | None, float, float | None], float]
+Logic = Callable[[Callable[[str], str]], str | None]
 
 
 def values(success: Success) -> dict[str, float]:
@@ -134,3 +136,33 @@ def check_command_agent(name: str, run_dir: Path) -> None:
         critic_calls = modules.get("critic", {}).get("calls", 0)
         assert (critic_calls > 0) == critic_on, (e["coalition"], modules)
     assert not results["gateway"].get("refused"), results["gateway"]
+
+
+def check_first_tasks(
+    name: str, tasks: int, wrong: Logic, run_dir: Path, calls: dict[str, int]
+) -> None:
+    """The README's in-process command on the first ``tasks`` tasks against truth.py.
+
+    No episode fails, each module in ``calls`` is called that many times in
+    every episode, every coalition is within 3.5 binomial standard errors of
+    the exact v(S), and ``wrong`` (a plausible misreading of the app, as an
+    ``ask`` logic) fails the same check, so it can tell.
+    """
+    truth = truth_module(name)
+    results = run([*readme_command(name, "--agent"), "--limit", str(tasks)], run_dir)
+    episodes = ended_episodes(run_dir)
+    assert len(episodes) == tasks * 2 ** len(truth.SLOTS)
+    for e in episodes:
+        details = e["outcome"]["details"]
+        assert "agent_error" not in details, details
+        made = {m: details["gateway"]["modules"][m]["calls"] for m in calls}
+        assert made == calls, (e["coalition"], made)
+    gateway = results["gateway"]
+    assert set(gateway["calls"]) == set(truth.SLOTS) and gateway["agent_failures"] == 0, gateway
+    coalitions = results["models"]["sim:strong"]["coalitions"]
+    exact = {"+".join(c): v for c, v in truth.values().items()}
+    z = z_scores(coalitions, exact)
+    assert max(abs(x) for x in z.values()) < 3.5, z
+    misread = {"+".join(c): v for c, v in gateway_truth.values(wrong, truth.SLOTS).items()}
+    off = z_scores(coalitions, misread)
+    assert max(abs(x) for x in off.values()) > 3.5, off  # a wrong truth is caught
