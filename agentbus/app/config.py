@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentbus.core import registry
-from agentbus.core.environment import DEFAULT_RUN_TASKS, TaskSource
+from agentbus.core.environment import DEFAULT_RUN_TASKS, TaskSource, check_count
 from agentbus.core.errors import UserError
 from agentbus.core.inputs import CONFIG_LIMIT_MB, MIB, deep_merge, read_text
 from agentbus.core.variants import Variant, parse_vary
@@ -288,6 +288,24 @@ def _check_ints(data: Any, where: tuple[str, ...] = ()) -> None:
             )
 
 
+#: counts a config file sets that have no command-line flag (named by their key)
+CONFIG_ONLY_COUNTS = frozenset({"tasks_in_flight", "attempts"})
+
+
+def _check_a_count(err: Any) -> None:
+    """A count below 1 (``tasks = 0`` in a config file, ``--limit 0``) in the words of the flag.
+
+    One rule, one message wherever the count comes from (core.environment.check_count):
+    pydantic's "Input should be greater than or equal to 1" named neither the flag nor the value.
+    """
+    ge = (err.get("ctx") or {}).get("ge")
+    value = err.get("input")
+    if err["type"] == "greater_than_equal" and ge == 1 and len(err["loc"]) == 1:
+        if isinstance(value, int) and not isinstance(value, bool):
+            key = str(err["loc"][0])
+            check_count(value, key if key in CONFIG_ONLY_COUNTS else "--" + key.replace("_", "-"))
+
+
 def build_config(data: dict[str, Any]) -> RunConfig:
     """Validate ``data``; report the first problem as ``key.path: message``."""
     _check_ints(data)
@@ -295,6 +313,7 @@ def build_config(data: dict[str, Any]) -> RunConfig:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
+        _check_a_count(err)
         where = ".".join(_key_text(p) for p in err["loc"]) or "config"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
