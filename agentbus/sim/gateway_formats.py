@@ -10,10 +10,14 @@ capable model follows the instructions in its prompt:
   (``response_format``) and JSON-mode prompts ask for a JSON object; a ReAct
   prompt (LangChain, CrewAI) asks for ``Final Answer: ...``. Anything else gets
   the plain ``ANSWER: <value>`` line.
-* **Tools.** A final-answer tool (smolagents' ``final_answer``, a
-  ``submit``/``finish`` function) ends the module's turn, so it is called last
-  and carries the answer in its arguments; delegation tools (handoffs,
-  smolagents' managed agents, CrewAI's coworker tools) carry the task text.
+* **Tools.** A final-answer tool (smolagents' ``final_answer``, pydantic-ai's
+  ``final_result``, a ``submit``/``finish`` function) ends the module's turn,
+  so it is called last and carries the answer in its arguments, every other
+  field in its own type (the framework validates them against its output
+  model); delegation tools (handoffs, smolagents' managed agents, CrewAI's
+  coworker tools, pydantic-ai's agent delegation) carry the task text, and
+  a worker's report is read as text or, when it is a JSON object (a typed
+  output), by its answer field.
   Earlier calls are recognised in every form frameworks write them back:
   the gateway's ``<tool_call>`` blocks, and tool calls written into assistant
   text (smolagents' ``Calling tools: [{... 'name': 'calculator' ...}]``,
