@@ -22,6 +22,7 @@ import contextlib
 import functools
 import itertools
 import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +66,20 @@ class Group:
                             return True
                     return int((d / "memory.failcnt").read_text()) > 0
         return False
+
+    def kill(self) -> None:
+        """SIGKILL every process in the group. bubblewrap starts the agent in a session of
+        its own (``--new-session``), which a kill of the launched process group misses."""
+        for _ in range(5):  # a process may fork while the list is read
+            pids: set[int] = set()
+            for d in self.dirs:
+                with contextlib.suppress(OSError, ValueError):
+                    pids.update(int(p) for p in (d / "cgroup.procs").read_text().split())
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
 
     def remove(self) -> None:
         for d in self.dirs:

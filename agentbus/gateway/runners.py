@@ -23,7 +23,6 @@ import contextlib
 import inspect
 import os
 import shlex
-import signal
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -187,6 +186,7 @@ class CommandProcesses:
         self.time_limit_s = time_limit_s
         self.cwd = cwd
         self.isolation = isolation if self.cpu_limited else replace(isolation, cpu_s=None)
+        self.episode_cpu_s = isolation.cpu_s  # CPU seconds of one episode (a worker's too)
         self.output_cap = output_cap
         self.result_cap = result_cap
         self.limiter = anyio.CapacityLimiter(max_processes)
@@ -234,17 +234,18 @@ class CommandProcesses:
         return self.sandbox.explain(stderr)
 
     async def _watch_cpu(
-        self, proc: asyncio.subprocess.Process, launch: Launch, over: list[str]
+        self, proc: asyncio.subprocess.Process, launch: Launch, over: list[str], since: int = 0
     ) -> None:
-        """Kill the tree once its CPU time (all its processes) passes the limit."""
-        limit = self.isolation.cpu_s
+        """Kill the tree once its CPU time (all its processes, since ``since`` ns) passes the
+        limit of one episode."""
+        limit = self.episode_cpu_s
         if limit is None or launch.group is None or launch.group.usage_ns() is None:
             return
         while proc.returncode is None:
-            used = launch.group.usage_ns() or 0
+            used = (launch.group.usage_ns() or 0) - since
             if used > limit * 1e9:
                 over.append(f"its processes used more than {limit:g}s of CPU time together")
-                _kill_group(proc.pid)
+                launch.kill(proc.pid)
                 return
             await anyio.sleep(0.25)
 
@@ -291,7 +292,7 @@ class CommandAgent(CommandProcesses):
                 f"agent command ran past its time limit of {self.time_limit_s:g}s; killed"
             ) from None
         finally:
-            _kill_group(proc.pid)  # at its limit, past a cap, or the children it left behind
+            launch.kill(proc.pid)  # at its limit, past a cap, or the children it left behind
             with anyio.CancelScope(shield=True):
                 await _reap(proc)
                 why = self._why(launch, err.text()[-STDERR_TAIL:])
@@ -369,11 +370,6 @@ async def _read_upto(stream: aiohttp.StreamReader, limit: int) -> bytes:
 
 def _size(n: int) -> str:
     return f"{n / MIB:g} MiB" if n >= MIB else f"{n} bytes"
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 class HttpAgent:

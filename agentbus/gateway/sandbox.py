@@ -17,6 +17,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
@@ -46,6 +47,13 @@ class Launch:
     group: cgroups.Group | None = None
     private: Path | None = None
     closed: bool = field(default=False, repr=False)
+
+    def kill(self, pid: int) -> None:
+        """Kill the launched process's group and every process in its cgroup."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        if self.group is not None:
+            self.group.kill()
 
     def close(self) -> None:
         """Remove the episode's group and private folder (the tmpfs goes by itself)."""

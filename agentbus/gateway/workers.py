@@ -14,8 +14,9 @@ that task (other lines on stdout are log lines and are skipped). The token
 and base URL are fresh per episode and stop working when it ends, so a
 worker must build its clients from each line, not from its environment
 (which carries no token). Workers run isolated like every command agent
-(:mod:`agentbus.gateway.isolation`; CPU seconds are not limited, since
-they add up over a worker's life), each in its own private directory for
+(:mod:`agentbus.gateway.isolation`; CPU seconds are limited per episode,
+from its cgroup, not per process, where they add up over a worker's life),
+each in its own private directory for
 its life: what it keeps there, or in memory, the episodes it serves later
 see, as a worker is meant to; no other worker and no replay does. A worker
 that crashes, runs past the time limit, prints past a cap or answers with
@@ -48,7 +49,6 @@ from agentbus.gateway.runners import (
     PASSED_ENV,
     AgentFailed,
     CommandProcesses,
-    _kill_group,
     _result,
     _size,
 )
@@ -94,7 +94,7 @@ def is_hello(value: dict[str, Any]) -> bool:
 class WorkerAgent(CommandProcesses):
     """A pool of long-lived command agents (see the module docstring)."""
 
-    cpu_limited = False  # CPU seconds add up over a worker's life
+    cpu_limited = False  # no rlimit: CPU seconds add up over a worker's life (_exchange)
 
     def __init__(self, command: str, *, channel: Channel = "stdin", **options: Any) -> None:
         super().__init__(command, **options)
@@ -170,12 +170,16 @@ class WorkerAgent(CommandProcesses):
         proc = worker.proc
         found: list[dict[str, Any]] = []
         failed: list[str] = []
+        cpu: list[str] = []  # its tree's CPU time in this episode past the limit: killed
         try:
             with anyio.fail_after(self.time_limit_s):
                 worker.lines.write(orjson.dumps(line) + b"\n")
                 await worker.lines.drain()
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._stderr, worker)
+                    group = worker.launch.group
+                    since = (group.usage_ns() or 0) if group is not None else 0
+                    tg.start_soon(self._watch_cpu, proc, worker.launch, cpu, since)
                     await self._answer(worker, found, failed)
                     tg.cancel_scope.cancel()
         except TimeoutError:
@@ -184,6 +188,9 @@ class WorkerAgent(CommandProcesses):
             ) from None
         except ConnectionError:  # it had exited: its stdin is closed
             found.clear()
+        if cpu:
+            await _stop(worker)
+            raise AgentFailed(f"agent worker: {cpu[0]} in one episode; killed")
         if failed:
             raise AgentFailed(failed[0])
         if not found:
@@ -249,7 +256,7 @@ async def _stop(worker: _Worker) -> None:
     proc = worker.proc
     with contextlib.suppress(Exception):
         worker.lines.close()
-    _kill_group(proc.pid)
+    worker.launch.kill(proc.pid)
     with anyio.move_on_after(30):
         for stream, tail in ((proc.stdout, worker.out), (proc.stderr, worker.err)):
             if stream is not None:
