@@ -29,8 +29,7 @@ Shapley and Banzhaf values):
     tasks as at 30 (``--fail-on-drift``: exit 1 when either flags), and
     whether each 95% interval of phi covers the truth.
 
-Errors a user can fix (no table for that pair, not a run directory) are one
-line and exit status 2.
+Errors a user can fix (no table for that pair, not a run directory): one line, exit 2.
 """
 
 from __future__ import annotations
@@ -48,6 +47,7 @@ import numpy as np
 import orjson
 
 from agentbus.core.coalitions import coalition_label
+from agentbus.core.environment import check_count
 from agentbus.core.errors import UserError
 from agentbus.core.logs import configure
 from agentbus.runs.pipes import pipe_safe
@@ -274,8 +274,10 @@ def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from agentbus.sim.truth.make import make
     from agentbus.sim.truth.reference import Setting, Sums, summarise
 
-    if args.tasks < 1 or args.tasks_per_seed < 1 or not 1 <= args.workers <= 64:
-        raise UserError("--tasks and --tasks-per-seed must be positive, --workers 1-64")
+    check_count(args.tasks)
+    check_count(args.tasks_per_seed, "--tasks-per-seed")
+    if not 1 <= args.workers <= 64:
+        raise UserError(f"--workers must be 1-64 (got {args.workers})")
     seeds = max(2, math.ceil(args.tasks / args.tasks_per_seed))
     setting = Setting(
         env=args.env,

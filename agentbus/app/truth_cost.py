@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from agentbus.core.coalitions import coalition_label
+from agentbus.core.environment import check_count
 from agentbus.core.errors import UserError
 from agentbus.core.logs import configure
 from agentbus.core.record import EpisodeRecord
@@ -174,8 +175,9 @@ def _make(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from agentbus.sim.truth.make import code_version
     from agentbus.sim.truth.reference import compute
 
-    if args.tasks < 1 or not 1 <= args.workers <= 64:
-        raise UserError("--tasks must be positive, --workers 1-64")
+    check_count(args.tasks)
+    if not 1 <= args.workers <= 64:
+        raise UserError(f"--workers must be 1-64 (got {args.workers})")
     setting = Setting(env=args.env, default=args.default, test=args.test, per_seed=30)
     seeds = max(2, math.ceil(args.tasks / setting.per_seed))
     deadline = time.monotonic() + 60 * args.minutes if args.minutes else None

@@ -10,6 +10,7 @@ config's validation; the rule for a count is core.environment.check_count
 
 from __future__ import annotations
 
+import importlib
 import typing
 from pathlib import Path
 
@@ -61,3 +62,11 @@ def test_every_count_is_a_flag_or_listed_as_config_only() -> None:
     for name in counts:
         has_flag = "--" + name.replace("_", "-") in flags
         assert has_flag != (name in CONFIG_ONLY_COUNTS), name
+
+
+@pytest.mark.parametrize("command", ["agentbus.app.truth", "agentbus.app.truth_cost"])
+def test_truth_make_says_it_alike(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``truth make`` and ``truth_cost make`` said '--tasks must be positive, --workers 1-64'."""
+    run = importlib.import_module(command).main
+    assert run(["make", "--tasks", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --tasks must be at least 1 (got 0)"
