@@ -88,7 +88,7 @@ def parse(argv: Sequence[str] | None) -> BlameOptions:
         "--placebos",
         type=int,
         default=PLACEBOS,
-        help=f"continuations with the slot's own model resampled, per tested call (default "
+        help=f"continuations keeping the call's recorded answer, per tested call (default "
         f"{PLACEBOS}; 0: the first flip counts, no test)",
     )
     p.add_argument(
@@ -284,6 +284,7 @@ async def blame(options: BlameOptions, out: Any = None) -> dict[str, Any]:
         outcome=options.outcome,
         repairs=options.repairs,
         placebos=options.placebos,
+        placebo=options.placebo,
         alpha=options.alpha,
         threshold=options.threshold,
         command="python -m agentbus.blame " + shlex.join(sys.argv[1:] or [str(run_dir)]),

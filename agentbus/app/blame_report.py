@@ -30,6 +30,12 @@ from agentbus.core.inputs import json_object
 from agentbus.runs.run_files import atomic_write
 from attribution.rates import rate_interval
 
+#: what a placebo continuation is, per decision rule (BlameOptions.placebo)
+_PLACEBO = {
+    "keep": "the recorded answer kept, every later call drawn again, as in the repaired ones",
+    "redraw": "the slot's own model asked again",
+}
+
 #: the per-episode fields kept in the summary (blame.json, blame.md, --details)
 ROW = ("episode_id", "task_id", "coalition", "status", "step", "slot", "rank", "calls")
 ROW_EXTRA = ("repair_rate", "placebo_rate", "p", "said", "repair_said", "reason", "truth")
@@ -140,8 +146,10 @@ def table_lines(summary: Mapping[str, Any]) -> list[str]:
     if "repairs" in summary:
         lines.append(
             f"rule: a call is decisive when {summary['repairs']} repaired continuations flip "
-            f"the outcome more often than {summary['placebos']} placebo ones (one-sided Fisher "
-            f"test, alpha {summary['alpha']:g} per tested call); earliest such call"
+            f"the outcome more often than {summary['placebos']} placebo ones ("
+            + _PLACEBO.get(summary.get("placebo", "keep"), "")
+            + f"; one-sided Fisher test, alpha {summary['alpha']:g} per tested call); "
+            "earliest such call"
         )
     t = summary.get("truth")
     if t is not None:

@@ -14,26 +14,36 @@ asks which call, answered by the repair model instead, changes the episode's
 3. otherwise one *screen*: the episode replayed with that call repaired. No
    flip: the call is passed over (cost 1);
 4. a screened flip is *tested*. Any new answer changes every later prompt,
-   so every later call is drawn afresh, and a failure that was bad luck in
-   its later calls flips for any change early on. So the flip is compared
-   with ``placebos`` continuations in which the slot's *own* model answers
-   the call again (temperature :data:`~agentbus.replay.calls.RESAMPLE_TEMPERATURE`,
-   seeds 1..P) and ``repairs`` continuations of the repair model (the screen
-   and seeds 1..R-1). The call is *decisive* when the repaired flip rate
-   exceeds the placebo flip rate by a one-sided Fisher exact test at level
-   ``alpha``: the repair, not the redraw, moves the outcome. Placebos run
-   first and the test stops as soon as it can no longer pass (futility), so
-   a call whose placebos flip too costs a few replays, not R + P;
+   so a failure that was bad luck in its later calls flips for any change
+   early on. So the flip is compared with ``placebos`` continuations that
+   keep the call's *recorded* answer and draw every later call again
+   (temperature :data:`~agentbus.replay.calls.RESAMPLE_TEMPERATURE`, seeds
+   1..P), against ``repairs`` continuations of the repair model's answer
+   drawn the same way (the screen and seeds 1..R-1; the repair's own answer
+   resampled too after the first). The two arms differ only in the call's
+   answer, so the test asks whether *that answer* moved the chance of
+   success. The call is *decisive* when the repaired flip rate exceeds the
+   placebo flip rate by a one-sided Fisher exact test at level ``alpha``.
+   Placebos run first and the test stops as soon as it can no longer pass
+   (futility), so a call whose kept answer also flips costs a few replays,
+   not R + P. (The previous rule's placebo asked the slot's own model
+   again: where that model rarely errs, or errs harmlessly on a redraw, the
+   placebo repaired the call too and the contrast vanished; it is kept as
+   ``placebo="redraw"`` to compare with.)
 5. the earliest decisive call is the verdict; none: *no decisive single
    call* (the failure needs two or more repairs, or none suffices).
 
-Error rate: for a call whose repair moves the outcome no more than any
-fresh answer of its own model (the null), the test names it decisive with
-probability at most ``alpha`` (the screen and the futility stop only remove
-chances to reject); an episode tests few calls (the ``tested`` list of each
-verdict), so its false-blame chance is at most ``alpha`` times that number.
+Error rate: for a call whose repaired answer gives no better chance of
+success than its recorded one (the null), the test names it decisive with
+probability at most ``alpha``: the screen's flip is one of the R repaired
+continuations, so a screened rejection is a rejection of the full test, and
+the futility stop only removes chances to reject. Each call whose repair
+answers differently is one such test, so an episode's false-blame chance is
+at most ``alpha`` times the calls screened before the true one (measured on
+injected mistakes: docs/blame.md).
 Budget: 1 + (calls answered differently by the repair model) screens, plus at
-most R + P - 1 per tested call; it grows linearly with the episode's length.
+most R + P - 1 per tested call; it grows linearly with the episode's length
+(every call is probed once, at most every call screened once).
 
 Why earliest first: a failure usually has one root mistake followed by calls
 that only inherit it; the earliest call whose repair saves the episode is
