@@ -13,8 +13,9 @@ directory, named on the console once, the first time something lands there:
 * an in-process agent's Python logging (the root logger's handler, and each
   framework logger's own console handler swapped for it while the run
   lasts), its warnings, and what it prints to stdout or stderr from the
-  agent's own task (:func:`capture`; a thread the agent starts itself
-  without copying its context prints where it always did).
+  agent's own task or from a thread agentbus did not start
+  (:func:`capture`; a thread of agentbus's own pool run without the
+  episode's context prints where it always did).
 
 Lines are scrubbed of secrets like every file agentbus writes, and the file
 stops at :data:`LOG_CAP` bytes with a line saying so. A failure's reason
@@ -47,8 +48,12 @@ TRACEBACK_CAP = 16 * 1024
 TRACEBACK = "Traceback (most recent call last):"
 #: loggers that are agentbus's own, never the agent's
 OWN_LOGGERS = ("agentbus", "attribution", "modules", "environments")
+#: name prefixes of agentbus's own threads (what they print stays on the console)
+OWN_THREADS = ("agentbus", "AnyIO worker thread")
 #: the task the running in-process agent serves (None outside an agent's own code)
 AGENT_TASK: ContextVar[str | None] = ContextVar("agentbus_agent_task", default=None)
+#: set while agentbus itself writes to the console from the agent's context (the notice)
+_OWN: ContextVar[bool] = ContextVar("agentbus_own_line", default=False)
 
 
 def failure_text(stderr: str) -> str:
@@ -93,14 +98,14 @@ class AgentLog:
             self.written += len(data)
             self._file.write(data)
         if first and self.notice is not None:  # outside the lock, as agentbus's own line
-            token = AGENT_TASK.set(None)
+            token = _OWN.set(True)
             try:
                 self.notice(
                     f"the agent's own output (its frameworks' logs and warnings, its stderr) "
                     f"goes to {self.path}, not the console"
                 )
             finally:
-                AGENT_TASK.reset(token)
+                _OWN.reset(token)
 
     def sink(self, source: str) -> Sink:
         return Sink(self, source)
@@ -164,6 +169,20 @@ class Sink:
             self._partial = b""
 
 
+def agent_thread() -> str | None:
+    """The name of the current thread when the agent or its framework started it (a pool of
+    its own, run without the episode's context), else None: agentbus's loop, its pools
+    (``agentbus-*``), anyio's workers and rich's display are agentbus's own."""
+    thread = threading.current_thread()
+    if (
+        thread is threading.main_thread()
+        or thread.name.startswith(OWN_THREADS)
+        or type(thread).__name__ == "_RefreshThread"
+    ):
+        return None
+    return thread.name
+
+
 class _Diverted:
     """sys.stdout or sys.stderr while in-process agents run: the agent's writes to agent.log."""
 
@@ -175,7 +194,7 @@ class _Diverted:
         self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
-        task = AGENT_TASK.get()
+        task = None if _OWN.get() else AGENT_TASK.get() or agent_thread()
         if task is None:
             return int(self._real.write(text))
         with self._lock:
@@ -205,7 +224,7 @@ class _ToLog(logging.Handler):
         if record.name.split(".")[0] in OWN_LOGGERS:
             return
         with contextlib.suppress(Exception):
-            self.log.write(AGENT_TASK.get() or "log", self.format(record))
+            self.log.write(AGENT_TASK.get() or agent_thread() or "log", self.format(record))
 
 
 class Capture:

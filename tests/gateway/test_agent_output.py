@@ -27,12 +27,15 @@ from tests.helpers.cli_run import env_with_repo, python_m
 
 #: an in-process agent whose framework talks on every channel, and that crashes on t2
 NOISY = r"""
-import logging, sys, warnings
+import asyncio, logging, sys, warnings
+from concurrent.futures import ThreadPoolExecutor
+POOL = ThreadPoolExecutor(2, thread_name_prefix="fw-pool")  # as smolagents and CrewAI run
 chatty = logging.getLogger("chattyfw")
 chatty.addHandler(logging.StreamHandler(sys.stderr))  # as LiteLLM and DSPy do
 chatty.propagate = False
 
 async def run(task, ctx):
+    await asyncio.get_running_loop().run_in_executor(POOL, print, "printed in a pool thread")
     chatty.warning("chattyfw says hello to %s", task["id"])
     logging.getLogger("plainfw").warning("plainfw warns about %s", task["id"])
     warnings.warn("an old parameter")
@@ -80,7 +83,8 @@ def test_in_process_noise_goes_to_agent_log_and_results_md_keeps_the_traceback(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     console = proc.stdout + proc.stderr
-    for noise in ("chattyfw says", "plainfw warns", "an old parameter", "printed by the agent"):
+    noises = ("chattyfw says", "plainfw warns", "an old parameter", "printed by the", "pool thread")
+    for noise in noises:
         assert noise not in console, console
     assert console.count("agent.log") == 1, console
     log = (tmp_path / "run" / "agent.log").read_text()
@@ -88,6 +92,7 @@ def test_in_process_noise_goes_to_agent_log_and_results_md_keeps_the_traceback(
     assert "[t2] WARNING plainfw: plainfw warns about t2" in log
     assert "UserWarning: an old parameter" in log
     assert "[t1 stdout] printed by the agent for t1" in log
+    assert "stdout] printed in a pool thread" in log  # [fw-pool_0 stdout]: no task known there
     results = (tmp_path / "run" / "results.md").read_text()
     assert 'raise RuntimeError("the tool schema did not fit")' in results  # the frames, whole
     assert "RuntimeError: the tool schema did not fit" in results.split("```text")[1]
