@@ -40,7 +40,7 @@ import orjson
 
 from agentbus.llm.tools import split_tool_calls
 from agentbus.llm.types import ChatMessage
-from agentbus.sim.gateway_dspy import output_fields, output_schema
+from agentbus.sim.gateway_dspy import output_schema
 
 #: function names that end a module's turn with its answer
 FINAL_TOOLS = frozenset(
@@ -406,8 +406,6 @@ __all__ = [
     "first_user_text",
     "is_delegation_tool",
     "is_final_tool",
-    "output_fields",
-    "output_schema",
     "placeholder_arguments",
     "render",
     "reported_value",
