@@ -28,6 +28,10 @@ Target (issue 50): command agents within 1.5x of in process.
 
     python benchmarks/agent_workers.py            # 8 tasks x 4 coalitions per arm
     python benchmarks/agent_workers.py --quick    # 1 task
+    python benchmarks/agent_workers.py --repeats 3 --arms "workers (default),in process"
+
+``--repeats N`` runs N rounds, each in a rotated order (the shared machine's
+load drifts between arms), and compares the arms' medians.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import argparse
 import importlib.util
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,6 +76,7 @@ def arm(
 ) -> tuple[float, float, dict[Key, tuple[float, Any]], str]:
     """(CPU seconds, wall seconds, each episode's reward and answer, console lines) of one run."""
     run_dir = scratch / "".join(c for c in name if c.isalnum())
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     before, started = cpu_of_children(), time.perf_counter()
     proc = subprocess.run(
@@ -113,6 +119,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one task per arm")
     parser.add_argument("--tasks", type=int, default=8, help="tasks per arm (8)")
     parser.add_argument("--sim-speed", type=float, default=6.0, help="the simulator's (6)")
+    parser.add_argument("--repeats", type=int, default=1, help="rounds of all arms (1)")
     parser.add_argument(
         "--arms", default=",".join(ARMS), help="comma-separated, of: " + ", ".join(ARMS)
     )
@@ -128,25 +135,31 @@ def main() -> None:
         f"smolagents example, {tasks} tasks x 4 coalitions per arm, sim speed {args.sim_speed:g}; "
         f"load average {load:.1f} on {CPUS} cores"
     )
-    cpu: dict[str, float] = {}
-    wall: dict[str, float] = {}
+    cpus: dict[str, list[float]] = {name: [] for name in arms}
+    walls: dict[str, list[float]] = {name: [] for name in arms}
     results: dict[str, dict[Key, Any]] = {}
     with tempfile.TemporaryDirectory() as scratch:
-        for name in arms:
-            cpu_s, wall_s, results[name], note = arm(name, tasks, args.sim_speed, Path(scratch))
-            n = len(results[name])
-            cpu[name], wall[name] = cpu_s / n, wall_s
-            print(
-                f"{name:>20}: {n} episodes, {cpu_s:.1f} CPU-s ({cpu_s / n:.3f} per episode), "
-                f"{wall_s:.1f} s wall" + (f"  [{note}]" if note else "")
-            )
-    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+        for turn in range(args.repeats):  # each round in another order: the load drifts
+            for name in arms[turn % len(arms) :] + arms[: turn % len(arms)]:
+                cpu_s, wall_s, results[name], note = arm(
+                    name, tasks, args.sim_speed, Path(scratch) / str(turn)
+                )
+                n = len(results[name])
+                cpus[name].append(cpu_s / n)
+                walls[name].append(wall_s)
+                print(
+                    f"{name:>20}: {n} episodes, {cpu_s:.1f} CPU-s ({cpu_s / n:.3f} per "
+                    f"episode), {wall_s:.1f} s wall, load {os.getloadavg()[0]:.1f}"
+                    + (f"  [{note}]" if note and turn == 0 else "")
+                )
+    cpu = {name: statistics.median(v) for name, v in cpus.items()}
+    wall = {name: statistics.median(v) for name, v in walls.items()}
     base = "in process"
     for name in arms:
         if name != base:
             print(
                 f"{name} / in process: {cpu[name] / cpu[base]:.2f}x CPU per episode, "
-                f"{wall[name] / wall[base]:.2f}x wall (target <= 1.5x)"
+                f"{wall[name] / wall[base]:.2f}x wall (medians of {args.repeats}; target <= 1.5x)"
             )
     one = "process per episode" if "process per episode" in arms else base
     for name in arms:
