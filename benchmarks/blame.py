@@ -165,13 +165,13 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tasks", type=int, default=40, help="tasks per setting")
     p.add_argument("--rounds", type=int, default=5, help="injection rounds per run")
-    p.add_argument("--only", help="one setting (an environment or plain-openai)")
+    p.add_argument("--only", help="these settings (environments or plain-openai), comma-separated")
     p.add_argument("--weak-module", help="also the one-weak-module setting for these roles")
     p.add_argument("--weak-env", default="math", help="environment of --weak-module")
     ns = p.parse_args()
     chosen = settings(ns.tasks)
-    if ns.only:
-        chosen = {ns.only: chosen[ns.only]}
+    if ns.only is not None:
+        chosen = {name: chosen[name] for name in ns.only.split(",") if name}
     with tempfile.TemporaryDirectory(prefix="blame-bench-") as tmp:
         for name, args in chosen.items():
             try:
