@@ -196,6 +196,10 @@ class InspectAgent(CallableAgent):
         self.time_limit_s = time_limit_s
         self.keep_sample = keep_sample
         self._tls: ssl.SSLContext | None = None
+        # CallableAgent's log capture, unused here: Inspect keeps its own transcript
+        self.log = None
+        self._capture = contextlib.ExitStack()
+        self._taken = None
 
     async def episode(self, task: dict[str, Any], ctx: AgentContext) -> dict[str, Any]:
         sample = self.loaded.samples.get(str(task.get("id")))
