@@ -42,7 +42,7 @@ def _discover(tmp_path: Path, agent: str) -> tuple[int, Path]:
     data = tmp_path / "tasks.jsonl"
     data.write_text(DATA)
     out = tmp_path / "agent.toml"
-    argv = ["--agent", f"test_discover_results:{agent}", "--dataset", str(data)]
+    argv = ["--agent", f"tests.app.test_discover_results:{agent}", "--dataset", str(data)]
     return main([*argv, "--sim-speed", "0", "--out", str(out), "--model", "sim:strong"]), out
 
 
