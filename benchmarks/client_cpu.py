@@ -62,6 +62,8 @@ from agentbus.llm.router import LLMRouter
 
 TARGET_MS_PER_EPISODE = 10.0
 TARGET_RATIO = 1.3
+#: replay rounds, arms interleaved; each arm's best is kept (a loaded machine's noise)
+ROUNDS = 3
 
 
 class CaptureSDK(CaptureBackend):
@@ -122,7 +124,7 @@ async def replay(
 
 
 async def replay_arms(url: str, sent: Sequence[Sent], concurrency: int) -> dict[str, float]:
-    """CPU seconds per arm for the same requests, interleaved twice, the better kept."""
+    """CPU seconds per arm for the same requests, interleaved ROUNDS times, the best kept."""
     limits = EndpointLimits(max_concurrency=concurrency)
     router = LLMRouter(LLMConfig(cache="off", limits=limits))
     clients: dict[str, Any] = {}
@@ -168,7 +170,7 @@ async def replay_arms(url: str, sent: Sequence[Sent], concurrency: int) -> dict[
     gc.collect()
     gc.freeze()
     try:
-        for _ in range(2):
+        for _ in range(ROUNDS):
             for name, call in arms.items():
                 cpu = await replay(sent, concurrency, call)
                 best[name] = min(best.get(name, cpu), cpu)
@@ -204,7 +206,9 @@ async def measure(args: argparse.Namespace) -> int:
         print(f"  agentbus, lean client:      {lean_ms:6.2f} ms CPU per episode")
         print(f"  agentbus, official SDK:     {sdk_ms:6.2f} ms CPU per episode")
         best = await replay_arms(server.url, sent, args.concurrency)
-    print(f"same {len(sent)} requests, {args.concurrency} in flight, client alone (better of 2):")
+    print(
+        f"same {len(sent)} requests, {args.concurrency} in flight, client alone (best of {ROUNDS}):"
+    )
     for name, cpu in best.items():
         per_req = cpu * 1000 / len(sent)
         print(
